@@ -1,0 +1,1 @@
+"""schedlab.experiments (see docs/design.md)."""

@@ -1,0 +1,1 @@
+"""schedlab.platforms (see docs/design.md)."""

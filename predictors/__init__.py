@@ -1,0 +1,1 @@
+"""schedlab.predictors (see docs/design.md)."""

@@ -1,0 +1,250 @@
+"""The `schedlab` command. Errors are one line on stderr and a non-zero exit, never a traceback:
+exit 2 for bad input or options, 1 for a simulation/protocol failure (partial outputs kept)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import InputError, SchedlabError
+
+
+def _progress_bar(total: int, enabled: bool, desc: str) -> tuple[Any, Any]:
+    """A tqdm bar on stderr (only on a terminal) and a throttled callback for the engine."""
+    if not enabled or total < 2000 or not sys.stderr.isatty():
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="job", desc=desc, file=sys.stderr, leave=False, mininterval=0.5)
+    state = {"last": 0}
+
+    def update(nb_finished: int) -> None:
+        if nb_finished - state["last"] >= 500 or nb_finished == total:
+            bar.update(nb_finished - state["last"])
+            state["last"] = nb_finished
+
+    return bar, update
+
+
+def _scheduler_from_args(args: argparse.Namespace) -> Any:
+    from schedlab.schedulers.base import create_scheduler, parse_options
+
+    return create_scheduler(args.scheduler, parse_options(args.option or []))
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from schedlab.metrics import format_table
+    from schedlab.platform import load_platform
+    from schedlab.run import simulate
+    from schedlab.schedulers.base import parse_options
+    from schedlab.workload import load_workload
+
+    platform = load_platform(args.platform)
+    workload = load_workload(args.workload)
+    options = parse_options(args.option or [])
+    if args.external:
+        if args.scheduler:
+            raise InputError("give either --scheduler or --external, not both")
+        from schedlab.protocol.client import ExternalDecisionProcess
+
+        scheduler: Any = ExternalDecisionProcess(args.external, workload=workload,
+                                                 timeout_s=args.timeout, record_path=args.record)
+        name = f"external: {args.external}"
+    else:
+        if not args.scheduler:
+            raise InputError("--scheduler NAME (or --external CMD) is required")
+        scheduler = _scheduler_from_args(args)
+        name = args.scheduler
+    bar, update = _progress_bar(len(workload.jobs), not args.quiet, name)
+    info = {"scheduler": name, "options": scheduler.options(),
+            "platform": {"path": str(args.platform), "nb_resources": platform.nb_resources},
+            "workload": {"path": str(args.workload), "nb_jobs": len(workload.jobs),
+                         **({"generator": workload.extra["generator"]} if "generator" in workload.extra else {})},
+            "cli_options": options}
+    try:
+        result = simulate(platform, workload, scheduler, args.out, run_info=info, progress=update)
+    finally:
+        if bar is not None:
+            bar.close()
+        closer = getattr(scheduler, "close", None)
+        if closer is not None:
+            closer()
+    if not args.quiet:
+        print(f"{name} on {platform.nb_resources} resources, {len(workload.jobs)} jobs -> {args.out}")
+        metrics = dict(result.summary["metrics"], scheduling_time_s=result.summary["timing"]["scheduling_time_s"])
+        print(format_table(metrics))
+    if result.error is not None:
+        print(f"schedlab: error: {result.error} (partial results in {args.out}, marked incomplete)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from schedlab.protocol.server import serve
+
+    scheduler = _scheduler_from_args(args)
+    serve(scheduler, args.socket, timeout_s=args.timeout, record_path=args.record)
+    return 0
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from schedlab.metrics import compute_metrics, format_table, nb_resources_from_schedule_csv, read_jobs_csv
+
+    path = Path(args.jobs_csv)
+    nb_res = args.nb_resources
+    if nb_res is None:
+        sibling = path.with_name(path.name.replace("jobs.csv", "schedule.csv"))
+        nb_res = nb_resources_from_schedule_csv(sibling) if sibling != path else None
+    metrics = compute_metrics(read_jobs_csv(path), nb_res)
+    print(json.dumps(metrics, indent=2) if args.json else format_table(metrics))
+    return 0
+
+
+def cmd_schedulers(args: argparse.Namespace) -> int:
+    import schedlab.schedulers  # noqa: F401
+    from schedlab.schedulers.base import SCHEDULERS, scheduler_option_types
+    from schedlab.schedulers.policies import POLICIES
+
+    for name, cls in sorted(SCHEDULERS.items()):
+        options = ", ".join(f"{k}" for k in scheduler_option_types(cls))
+        print(f"{name:<12} {(cls.__doc__ or '').strip().splitlines()[0]}  [options: {options or '-'}]")
+    print("\nqueue_order policies: " + ", ".join(sorted(POLICIES)))
+    return 0
+
+
+def cmd_workload_generate(args: argparse.Namespace) -> int:
+    from schedlab.workloads.synthetic import generate
+
+    workload = generate(nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed, load=args.load)
+    _write_json(args.output, workload.to_json())
+    print(f"{len(workload.jobs)} jobs on {args.resources} resources (seed {args.seed}) -> {args.output}")
+    return 0
+
+
+def cmd_platform_generate(args: argparse.Namespace) -> int:
+    from schedlab.platforms.generate import cluster_xml
+
+    text = cluster_xml(args.hosts, cores_per_host=args.cores_per_host)
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(text, encoding="utf-8")
+    print(f"{args.hosts} compute hosts + master_host -> {args.output}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from schedlab.experiments.demo import run_demo
+
+    run_demo(Path(args.out), nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed,
+             show_progress=not args.quiet)
+    return 0
+
+
+def _write_json(path: str, obj: Any) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(obj, indent=1) + "\n", encoding="utf-8")
+
+
+def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> None:
+    if positional:
+        parser.add_argument("scheduler", help="scheduler name (see `schedlab schedulers`)")
+    else:
+        parser.add_argument("--scheduler", "-s", help="scheduler name (see `schedlab schedulers`)")
+    parser.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
+                        help="scheduler option, repeatable (e.g. queue_order=spt)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from schedlab import __version__
+
+    parser = argparse.ArgumentParser(prog="schedlab", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"schedlab {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("simulate", help="run a workload on the embedded engine")
+    p.add_argument("--platform", "-p", required=True, help="SimGrid platform XML")
+    p.add_argument("--workload", "-w", required=True, help="Batsim JSON workload")
+    _add_scheduler_args(p, positional=False)
+    p.add_argument("--external", metavar="CMD",
+                   help="drive an external Batsim 4 decision process instead; {socket} in CMD becomes "
+                        "its bind endpoint (tcp://127.0.0.1:PORT)")
+    p.add_argument("--out", default="out", help="output directory (default: out)")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds to wait for each external reply (default 60)")
+    p.add_argument("--record", help="with --external: write every message to this JSON-lines file")
+    p.add_argument("--quiet", "-q", action="store_true")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("serve", help="be the decision process of a real batsim (ZeroMQ REP)")
+    _add_scheduler_args(p, positional=True)
+    p.add_argument("--socket", default="tcp://127.0.0.1:28000",
+                   help="endpoint to bind (default tcp://127.0.0.1:28000; tcp://*:PORT for all interfaces)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="give up when batsim sends nothing for this many seconds (default: wait forever)")
+    p.add_argument("--record", help="write every message to this JSON-lines file")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("metrics", help="metrics of a jobs.csv (ours or Batsim's)")
+    p.add_argument("jobs_csv")
+    p.add_argument("--nb-resources", type=int, help="platform size (default: from the sibling schedule.csv)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_metrics)
+
+    p = sub.add_parser("schedulers", help="list schedulers, their options and queue policies")
+    p.set_defaults(func=cmd_schedulers)
+
+    p = sub.add_parser("demo", help="generate a workload and compare fcfs, easy, easy-sjbf")
+    p.add_argument("--out", default="out/demo")
+    p.add_argument("--jobs", type=int, default=2000)
+    p.add_argument("--resources", type=int, default=256)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--quiet", "-q", action="store_true")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("workload", help="workload tools")
+    wsub = p.add_subparsers(dest="workload_command", required=True)
+    g = wsub.add_parser("generate", help="seeded synthetic workload (Batsim JSON)")
+    g.add_argument("--jobs", type=int, required=True)
+    g.add_argument("--resources", type=int, required=True)
+    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--load", type=float, default=0.9)
+    g.add_argument("--output", "-o", required=True)
+    g.set_defaults(func=cmd_workload_generate)
+
+    p = sub.add_parser("platform", help="platform tools")
+    psub = p.add_subparsers(dest="platform_command", required=True)
+    g = psub.add_parser("generate", help="SimGrid platform XML loadable by Batsim 4.2.1")
+    g.add_argument("--hosts", type=int, required=True)
+    g.add_argument("--cores-per-host", type=int, default=1)
+    g.add_argument("--output", "-o", required=True)
+    g.set_defaults(func=cmd_platform_generate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        print(f"schedlab: error: {exc}", file=sys.stderr)
+        return 2
+    except SchedlabError as exc:
+        print(f"schedlab: error: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # option values checked by generators
+        print(f"schedlab: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("schedlab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Schedule metrics, computed the same way from our engine's records or from any Batsim jobs.csv."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import InputError
+
+#: Bounded-slowdown threshold (seconds): max(turnaround / max(runtime, tau), 1), Feitelson et al. 1997.
+BSLD_TAU_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One jobs.csv row, as numbers. Rejected jobs have start/finish None."""
+
+    job_id: str
+    submit_s: float
+    res: int
+    state: str
+    start_s: float | None
+    finish_s: float | None
+
+
+def compute_metrics(outcomes: Sequence[Outcome], nb_resources: int | None,
+                    scheduling_time_s: float | None = None) -> dict[str, Any]:
+    """Makespan, waiting/turnaround/slowdown (mean, max), bounded slowdown, utilisation, states.
+
+    Means are over the jobs that ran (rejected jobs excluded; Batsim's schedule.csv divides by all
+    jobs instead). Slowdown is Batsim's unbounded turnaround / execution time.
+    """
+    states = Counter(o.state for o in outcomes)
+    ran = [o for o in outcomes if o.start_s is not None and o.finish_s is not None]
+    waits = [o.start_s - o.submit_s for o in ran]
+    turnarounds = [o.finish_s - o.submit_s for o in ran]
+    executions = [o.finish_s - o.start_s for o in ran]
+    slowdowns = [t / e for t, e in zip(turnarounds, executions, strict=True) if e > 0]
+    bounded = [max(t / max(e, BSLD_TAU_S), 1.0) for t, e in zip(turnarounds, executions, strict=True)]
+    makespan = max((o.finish_s for o in ran), default=0.0)
+    first_submit = min((o.submit_s for o in outcomes), default=0.0)
+    area = sum(e * o.res for e, o in zip(executions, ran, strict=True))
+    span = makespan - first_submit
+    utilisation = area / (nb_resources * span) if nb_resources and span > 0 else None
+
+    def mean(values: list[float]) -> float | None:
+        return math.fsum(values) / len(values) if values else None
+
+    metrics: dict[str, Any] = {
+        "nb_jobs": len(outcomes),
+        "nb_jobs_ran": len(ran),
+        "jobs_per_state": dict(sorted(states.items())),
+        "makespan_s": makespan,
+        "mean_waiting_time_s": mean(waits),
+        "max_waiting_time_s": max(waits, default=None),
+        "mean_turnaround_time_s": mean(turnarounds),
+        "max_turnaround_time_s": max(turnarounds, default=None),
+        "mean_slowdown": mean(slowdowns),
+        "max_slowdown": max(slowdowns, default=None),
+        "mean_bounded_slowdown": mean(bounded),
+        "max_bounded_slowdown": max(bounded, default=None),
+        "bounded_slowdown_tau_s": BSLD_TAU_S,
+        "utilisation": utilisation,
+        "nb_resources": nb_resources,
+    }
+    if scheduling_time_s is not None:
+        metrics["scheduling_time_s"] = scheduling_time_s
+    return metrics
+
+
+def _float(row: dict[str, str], key: str, path: str, line: int) -> float | None:
+    text = row.get(key)
+    if text is None:
+        raise InputError("missing column", path=path, line=line, field=key)
+    if text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"not a number: {text!r}", path=path, line=line, field=key) from None
+
+
+def read_jobs_csv(path: str | Path) -> list[Outcome]:
+    """Read a Batsim (or schedlab) `_jobs.csv`."""
+    path = Path(path)
+    try:
+        handle = path.open(newline="", encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(path)) from None
+    outcomes: list[Outcome] = []
+    with handle:
+        reader = csv.DictReader(handle)
+        for line, row in enumerate(reader, start=2):
+            submit = _float(row, "submission_time", str(path), line)
+            res = _float(row, "requested_number_of_resources", str(path), line)
+            if submit is None or res is None:
+                raise InputError("empty value", path=str(path), line=line, field="submission_time")
+            outcomes.append(Outcome(row.get("job_id", ""), submit, int(res), row.get("final_state", ""),
+                                    _float(row, "starting_time", str(path), line),
+                                    _float(row, "finish_time", str(path), line)))
+    return outcomes
+
+
+def nb_resources_from_schedule_csv(path: str | Path) -> int | None:
+    """`nb_computing_machines` of a Batsim `_schedule.csv`, if the file exists."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    try:
+        return int(rows[0]["nb_computing_machines"])
+    except (IndexError, KeyError, ValueError):
+        raise InputError("no nb_computing_machines value", path=str(path), line=2,
+                         field="nb_computing_machines") from None
+
+
+def format_table(metrics: dict[str, Any], keys: Iterable[str] | None = None) -> str:
+    """A short two-column text table for terminals."""
+    keys = list(keys) if keys is not None else [
+        "nb_jobs", "makespan_s", "mean_waiting_time_s", "max_waiting_time_s", "mean_turnaround_time_s",
+        "mean_slowdown", "mean_bounded_slowdown", "max_bounded_slowdown", "utilisation",
+        "scheduling_time_s"]
+    lines = []
+    for key in keys:
+        value = metrics.get(key)
+        if isinstance(value, float):
+            text = f"{value:.4f}" if abs(value) < 1e6 else f"{value:.6g}"
+        else:
+            text = "-" if value is None else str(value)
+        lines.append(f"  {key:<26} {text}")
+    states = metrics.get("jobs_per_state") or {}
+    if states:
+        lines.append("  " + "jobs_per_state".ljust(26) + " " + ", ".join(f"{k}={v}" for k, v in states.items()))
+    return "\n".join(lines)

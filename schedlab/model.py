@@ -1,0 +1,141 @@
+"""Core model: jobs, profiles, platform, job states and scheduler decisions.
+
+Everything here is immutable: schedulers receive jobs and return decisions; only the engine (or the
+real Batsim) changes state. Times are seconds of simulated time (floats), as in Batsim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+from procset import ProcSet
+
+
+
+def _empty() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+class JobState(Enum):
+    """Batsim's job states (its `job_state` strings are the values)."""
+
+    NOT_SUBMITTED = "NOT_SUBMITTED"
+    SUBMITTED = "SUBMITTED"
+    RUNNING = "RUNNING"
+    COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
+    COMPLETED_FAILED = "COMPLETED_FAILED"
+    COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
+    COMPLETED_KILLED = "COMPLETED_KILLED"
+    REJECTED = "REJECTED"
+
+    @property
+    def is_final(self) -> bool:
+        return self in _FINAL_STATES
+
+
+_FINAL_STATES = frozenset({
+    JobState.COMPLETED_SUCCESSFULLY, JobState.COMPLETED_FAILED, JobState.COMPLETED_WALLTIME_REACHED,
+    JobState.COMPLETED_KILLED, JobState.REJECTED,
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A Batsim profile. Only `delay` profiles carry a duration the embedded engine can replay."""
+
+    name: str
+    type: str
+    delay_s: float | None = None
+    raw: Mapping[str, Any] = field(default_factory=_empty, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A job as a scheduler sees it at submission: what Batsim forwards in JOB_SUBMITTED.
+
+    `walltime_s` is the kill time (None = no walltime, Batsim's -1). The run time is not here: it is
+    unknown to an online scheduler; the engine reads it from the profile. `extra` holds the workload's
+    other job fields (user, memory, qos, ...) as submission-time features for predictors.
+    """
+
+    id: str
+    submit_time_s: float
+    res: int
+    walltime_s: float | None
+    profile: str
+    extra: Mapping[str, Any] = field(default_factory=_empty, compare=False)
+
+    @property
+    def workload(self) -> str:
+        return self.id.split("!", 1)[0] if "!" in self.id else ""
+
+    @property
+    def name(self) -> str:
+        """The job's name within its workload (Batsim's `job_id` column of jobs.csv)."""
+        return self.id.split("!", 1)[1] if "!" in self.id else self.id
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """Compute resources in Batsim's id order (host names sorted as strings, master excluded)."""
+
+    resource_names: tuple[str, ...]
+    source: str = ""
+
+    @property
+    def nb_resources(self) -> int:
+        return len(self.resource_names)
+
+    @classmethod
+    def homogeneous(cls, nb_resources: int) -> Platform:
+        """A platform of `nb_resources` anonymous resources (ids 0..n-1), for tests and generators."""
+        width = len(str(max(nb_resources - 1, 0)))
+        return cls(tuple(f"r{i:0{width}d}" for i in range(nb_resources)), source=f"<{nb_resources} resources>")
+
+
+# ---------------------------------------------------------------------------------------------- decisions
+
+
+@dataclass(frozen=True, slots=True)
+class Execute:
+    """Start `job_id` now on exactly the resources of `alloc` (size must equal the job's `res`)."""
+
+    job_id: str
+    alloc: ProcSet
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """Refuse `job_id`; `reason` is written to the job's metadata (jobs.csv) when not empty."""
+
+    job_id: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CallMeLater:
+    """Ask for a REQUESTED_CALL at `at_s` (strictly in the future)."""
+
+    at_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Kill:
+    """Kill running jobs now (they complete as COMPLETED_KILLED)."""
+
+    job_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SetMetadata:
+    """Attach a string to a job; it lands in the `metadata` column of jobs.csv."""
+
+    job_id: str
+    metadata: str
+
+
+Decision = Execute | Reject | CallMeLater | Kill | SetMetadata

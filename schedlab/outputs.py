@@ -1,0 +1,151 @@
+"""Batsim-format outputs (`jobs.csv`, `schedule.csv`, exactly Batsim 4.2.1's columns) + summary.json.
+
+jobs.csv rows are in completion order, numbers printed like C's `%f`, as Batsim writes them; evalys
+reads these files. summary.json adds our metrics (deterministic part under "metrics", wall-clock
+figures under "timing") and says whether the run is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from schedlab.engine import Engine, JobRecord
+from schedlab.metrics import Outcome, compute_metrics
+from schedlab.model import JobState
+
+JOBS_COLUMNS = (
+    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
+    "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
+    "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
+)
+SCHEDULE_COLUMNS = (
+    "batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
+    "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time",
+    "nb_computing_machines", "nb_grouped_switches", "nb_jobs", "nb_jobs_finished", "nb_jobs_killed",
+    "nb_jobs_rejected", "nb_jobs_success", "nb_machine_switches", "scheduling_time", "simulation_time",
+    "success_rate", "time_computing", "time_idle", "time_sleeping", "time_switching_off",
+    "time_switching_on", "time_unavailable",
+)
+
+
+def _f(value: float) -> str:
+    return f"{value:f}"
+
+
+def _metadata(text: str) -> str:
+    # Batsim writes '"' + metadata + '"' verbatim; doubling inner quotes keeps the CSV valid.
+    return '"' + text.replace('"', '""') + '"'
+
+
+def job_row(record: JobRecord) -> str:
+    job = record.job
+    requested = -1.0 if job.walltime_s is None else job.walltime_s
+    head = [job.name, job.workload, job.profile, _f(job.submit_time_s), str(job.res), _f(requested)]
+    if record.state is JobState.REJECTED:
+        tail = ["0", "REJECTED", "", "", "", "", "", "", "", "", _metadata(record.metadata)]
+    else:
+        start, finish = record.start_s, record.finish_s
+        runtime = finish - start
+        turnaround = finish - job.submit_time_s
+        stretch = turnaround / runtime if runtime > 0 else math.inf
+        success = "1" if record.state is JobState.COMPLETED_SUCCESSFULLY else "0"
+        tail = [success, record.state.value, _f(start), _f(runtime), _f(finish), _f(start - job.submit_time_s),
+                _f(turnaround), _f(stretch), str(record.alloc), _f(-1.0), _metadata(record.metadata)]
+    return ",".join(head + tail)
+
+
+def outcomes(records: Iterable[JobRecord]) -> list[Outcome]:
+    return [Outcome(r.job.name, r.job.submit_time_s, r.job.res, r.state.value, r.start_s, r.finish_s)
+            for r in records]
+
+
+def schedule_row(records: list[JobRecord], nb_resources: int, scheduling_time_s: float,
+                 simulation_time_s: float, version: str) -> dict[str, str]:
+    """Batsim's schedule.csv values (its means divide by all jobs, rejected ones included)."""
+    ran = [r for r in records if r.state is not JobState.REJECTED]
+    waits = [r.start_s - r.job.submit_time_s for r in ran]
+    turnarounds = [r.finish_s - r.job.submit_time_s for r in ran]
+    slowdowns = [t / (r.finish_s - r.start_s) if r.finish_s > r.start_s else math.inf
+                 for t, r in zip(turnarounds, ran, strict=True)]
+    computing = math.fsum((r.finish_s - r.start_s) * r.job.res for r in ran)
+    makespan = max((r.finish_s for r in ran), default=0.0)
+    nb_jobs = len(records)
+    success = sum(r.state is JobState.COMPLETED_SUCCESSFULLY for r in ran)
+
+    def mean(values: list[float]) -> float:
+        return math.fsum(values) / nb_jobs if nb_jobs else math.nan
+
+    row = {
+        "batsim_version": version, "consumed_joules": _f(0.0), "makespan": _f(makespan),
+        "max_slowdown": _f(max(slowdowns, default=0.0)), "max_turnaround_time": _f(max(turnarounds, default=0.0)),
+        "max_waiting_time": _f(max(waits, default=0.0)), "mean_slowdown": _f(mean(slowdowns)),
+        "mean_turnaround_time": _f(mean(turnarounds)), "mean_waiting_time": _f(mean(waits)),
+        "nb_computing_machines": str(nb_resources), "nb_grouped_switches": "0", "nb_jobs": str(nb_jobs),
+        "nb_jobs_finished": str(len(ran)), "nb_jobs_killed": str(len(ran) - success),
+        "nb_jobs_rejected": str(nb_jobs - len(ran)), "nb_jobs_success": str(success),
+        "nb_machine_switches": "0", "scheduling_time": _f(scheduling_time_s),
+        "simulation_time": _f(simulation_time_s),
+        "success_rate": _f(success / nb_jobs if nb_jobs else math.nan), "time_computing": _f(computing),
+        "time_idle": _f(max(nb_resources * makespan - computing, 0.0)), "time_sleeping": _f(0.0),
+        "time_switching_off": _f(0.0), "time_switching_on": _f(0.0), "time_unavailable": _f(0.0),
+    }
+    return row
+
+
+def _finite(value: Any) -> Any:
+    """Strict JSON: non-finite floats become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def build_summary(engine: Engine, *, run_info: Mapping[str, Any], simulation_time_s: float,
+                  error: str | None = None) -> dict[str, Any]:
+    """summary.json's content: run description, metrics (deterministic), timing (wall clock)."""
+    from schedlab import __version__
+
+    finished = [engine.records[job_id] for job_id in engine.finished]
+    return _finite({
+        "schedlab_version": __version__,
+        "engine": "embedded",
+        "complete": error is None and engine.complete,
+        "error": error,
+        **run_info,
+        "nb_jobs_in_workload": len(engine.records),
+        "nb_jobs_unfinished": len(engine.records) - len(finished),
+        "simulated_time_s": engine.now,
+        "metrics": compute_metrics(outcomes(finished), engine.platform.nb_resources),
+        "timing": {"scheduling_time_s": engine.scheduling_time_s, "simulation_time_s": simulation_time_s,
+                   "nb_steps": engine.nb_steps, "nb_decisions": engine.nb_decisions},
+    })
+
+
+def write_outputs(engine: Engine, out_dir: str | Path, *, run_info: Mapping[str, Any],
+                  simulation_time_s: float, error: str | None = None) -> dict[str, Any]:
+    """Write jobs.csv, schedule.csv and summary.json (also after a failure: partial, marked so)."""
+    from schedlab import __version__
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    finished = [engine.records[job_id] for job_id in engine.finished]
+    with (out / "jobs.csv").open("w", encoding="utf-8", newline="") as handle:
+        handle.write(",".join(JOBS_COLUMNS) + "\n")
+        for record in finished:
+            handle.write(job_row(record) + "\n")
+    schedule = schedule_row(finished, engine.platform.nb_resources, engine.scheduling_time_s,
+                            simulation_time_s, f"schedlab-{__version__}")
+    with (out / "schedule.csv").open("w", encoding="utf-8", newline="") as handle:
+        handle.write(",".join(SCHEDULE_COLUMNS) + "\n")
+        handle.write(",".join(schedule[c] for c in SCHEDULE_COLUMNS) + "\n")
+    summary = build_summary(engine, run_info=run_info, simulation_time_s=simulation_time_s, error=error)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=False,
+                                                 default=str) + "\n", encoding="utf-8")
+    return summary

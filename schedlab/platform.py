@@ -1,0 +1,104 @@
+"""Read SimGrid platform XML files the way Batsim 4.2.1 numbers their compute resources.
+
+Batsim's compute resources are the hosts that are neither the master host nor storage, and their ids
+follow SimGrid's host list: host names sorted as strings (cluster512: 0=a0, 1=a1, 2=a10, 3=a100, ...).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from schedlab.errors import InputError
+from schedlab.model import Platform
+
+DEFAULT_MASTER_HOST = "master_host"
+_RADICAL_PART = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+def _roles(element: ET.Element) -> set[str]:
+    roles: set[str] = set()
+    for prop in element.findall("prop"):
+        if prop.get("id") == "role":
+            roles.update(r.strip() for r in (prop.get("value") or "").split(",") if r.strip())
+    return roles
+
+
+def _expand_radical(radical: str, path: str, line: int | None) -> list[int]:
+    numbers: list[int] = []
+    for part in radical.split(","):
+        match = _RADICAL_PART.match(part)
+        if match is None:
+            raise InputError(f"bad cluster radical {radical!r}", path=path, line=line, field="radical")
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) is not None else first
+        if last < first:
+            raise InputError(f"bad cluster radical {radical!r}", path=path, line=line, field="radical")
+        numbers.extend(range(first, last + 1))
+    return numbers
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    index = text.find(needle)
+    return None if index < 0 else text.count("\n", 0, index) + 1
+
+
+def parse_platform_xml(text: str, path: str = "<string>", *,
+                       master_host: str = DEFAULT_MASTER_HOST) -> Platform:
+    """Parse platform XML text; leading whitespace before `<?xml` is accepted (real files have it)."""
+    stripped = text.lstrip()
+    offset_lines = text[: len(text) - len(stripped)].count("\n")
+    try:
+        root = ET.fromstring(stripped)
+    except ET.ParseError as exc:
+        line = exc.position[0] + offset_lines
+        raise InputError(f"malformed XML: {exc.msg if hasattr(exc, 'msg') else exc}", path=path,
+                         line=line) from None
+    if root.tag != "platform":
+        raise InputError(f"root element is <{root.tag}>, expected <platform>", path=path, line=1)
+    compute: list[str] = []
+    masters: list[str] = []
+    for element in root.iter():
+        if element.tag == "host":
+            name = element.get("id")
+            if not name:
+                raise InputError("host without id", path=path, field="id")
+            roles = _roles(element)
+            names = [name]
+        elif element.tag in ("cluster", "cabinet"):
+            prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
+            radical = element.get("radical")
+            if radical is None:
+                raise InputError(f"{element.tag} {element.get('id')!r} has no radical", path=path,
+                                 line=_line_of(text, f'id="{element.get("id")}"'), field="radical")
+            line = _line_of(text, f'radical="{radical}"')
+            names = [f"{prefix}{n}{suffix}" for n in _expand_radical(radical, path, line)]
+            roles = _roles(element)
+        else:
+            continue
+        for name in names:
+            if "master" in roles or name == master_host:
+                masters.append(name)
+            elif "storage" in roles:
+                continue
+            else:
+                compute.append(name)
+    if len(set(compute)) != len(compute):
+        raise InputError("duplicate host names", path=path, field="id")
+    if not compute:
+        raise InputError("no compute host (every host is master or storage)", path=path)
+    if len(masters) > 1:
+        raise InputError(f"more than one master host: {', '.join(masters)}", path=path, field="role")
+    return Platform(tuple(sorted(compute)), source=path)
+
+
+def load_platform(path: str | Path, *, master_host: str = DEFAULT_MASTER_HOST) -> Platform:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    return parse_platform_xml(text, str(path), master_host=master_host)

@@ -1,0 +1,1 @@
+"""pybatsim entry files (see adapter.py)."""

@@ -1,0 +1,107 @@
+"""Batsim JSON workloads: load and validate (`nb_res`, `jobs`, `profiles`), with file:line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import InputError
+from schedlab.model import Job, Profile
+from schedlab.protocol.jobs import JobFieldError, job_from_json, job_to_json, profile_from_json
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Jobs in Batsim's submission order, with the profiles they use."""
+
+    name: str
+    jobs: tuple[Job, ...]
+    profiles: Mapping[str, Profile]
+    nb_res: int | None = None
+    source: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        obj: dict[str, Any] = dict(self.extra)
+        if self.nb_res is not None:
+            obj["nb_res"] = self.nb_res
+        obj["jobs"] = [job_to_json(job, qualified=False) for job in self.jobs]
+        obj["profiles"] = {name: dict(p.raw) for name, p in self.profiles.items()}
+        return obj
+
+
+def _line_of_job(text: str, raw_id: Any, occurrence: int = 0) -> int | None:
+    """Best-effort line of a job object: the `occurrence`-th `"id": <raw_id>` in the text (JSON
+    parsers keep no positions)."""
+    pattern = re.compile(r'"id"\s*:\s*' + re.escape(json.dumps(raw_id)) + r"\s*[,}]")
+    for seen, match in enumerate(pattern.finditer(text)):
+        if seen == occurrence:
+            return text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def _line_of_text(text: str, needle: str) -> int | None:
+    index = text.find(needle)
+    return None if index < 0 else text.count("\n", 0, index) + 1
+
+
+def parse_workload(text: str, path: str = "<string>", name: str = "w0") -> Workload:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno) from None
+    if not isinstance(doc, dict):
+        raise InputError("a Batsim workload is a JSON object", path=path, line=1)
+    nb_res = doc.get("nb_res")
+    if nb_res is not None and (isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res <= 0):
+        raise InputError(f"expected an integer > 0, got {nb_res!r}", path=path, field="nb_res")
+    raw_jobs = doc.get("jobs")
+    if not isinstance(raw_jobs, list):
+        raise InputError("missing or not a list", path=path, field="jobs")
+    raw_profiles = doc.get("profiles", {})
+    if not isinstance(raw_profiles, dict):
+        raise InputError("not a JSON object", path=path, field="profiles")
+    profiles: dict[str, Profile] = {}
+    for pname, pobj in raw_profiles.items():
+        try:
+            profiles[pname] = profile_from_json(pname, pobj)
+        except JobFieldError as exc:
+            line = _line_of_text(text, json.dumps(pname) + ":")
+            raise InputError(str(exc), path=path, line=line, field=f"profiles.{pname}.{exc.field}") from None
+    jobs: list[Job] = []
+    seen: dict[str, int] = {}
+    for index, obj in enumerate(raw_jobs):
+        raw_id = obj.get("id") if isinstance(obj, dict) else None
+        occurrence = seen.get(f"{name}!{raw_id}", 0)
+        try:
+            job = job_from_json(obj, name)
+        except JobFieldError as exc:
+            raise InputError(f"job #{index} (id {raw_id!r}): {exc}", path=path,
+                             line=_line_of_job(text, raw_id, occurrence), field=exc.field) from None
+        if job.id in seen:
+            raise InputError(f"duplicate job id {raw_id!r}", path=path,
+                             line=_line_of_job(text, raw_id, occurrence), field="id")
+        if job.profile not in profiles:
+            raise InputError(f"job {raw_id!r} uses undefined profile {job.profile!r}", path=path,
+                             line=_line_of_job(text, raw_id, occurrence), field="profile")
+        seen[job.id] = 1
+        jobs.append(job)
+    # Batsim's submission order: submission time, then the full id as a string ("w0!10" < "w0!2").
+    jobs.sort(key=lambda j: (j.submit_time_s, j.id))
+    extra = {k: v for k, v in doc.items() if k not in ("nb_res", "jobs", "profiles")}
+    return Workload(name=name, jobs=tuple(jobs), profiles=profiles, nb_res=nb_res, source=path, extra=extra)
+
+
+def load_workload(path: str | Path, name: str = "w0") -> Workload:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    return parse_workload(text, str(path), name)

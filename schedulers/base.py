@@ -1,0 +1,146 @@
+"""The scheduler interface (batsched's `make_decisions` shape) and the registry of schedulers by name.
+
+A scheduler has no sockets, clocks or globals. The host (embedded engine, `schedlab serve`, the
+pybatsim entry files) calls the `on_*` hooks for what happened at an instant, then `decide(now)`
+once, and applies the frozen decisions it returns.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from schedlab.errors import InputError
+from schedlab.model import Decision, Job, JobState, Platform
+
+
+class Scheduler:
+    """Base class: hooks record what happened, `decide(now)` returns decisions."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        self.platform: Platform | None = None
+        self.nb_resources = 0
+
+    # ---- hooks (record only)
+    def on_simulation_begins(self, platform: Platform, now: float) -> None:
+        self.platform = platform
+        self.nb_resources = platform.nb_resources
+
+    def on_job_submitted(self, job: Job, now: float) -> None:
+        raise NotImplementedError
+
+    def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
+        raise NotImplementedError
+
+    def on_jobs_killed(self, job_ids: Sequence[str], now: float) -> None:
+        """After a Kill: the jobs were already reported by `on_job_completed(COMPLETED_KILLED)`."""
+
+    def on_requested_call(self, now: float) -> None:
+        """A CallMeLater came due."""
+
+    def on_no_more_jobs(self, now: float) -> None:
+        """Batsim's NOTIFY no_more_static_job_to_submit."""
+
+    def on_simulation_ends(self, now: float) -> None:
+        """The end: nothing can be decided any more."""
+
+    # ---- decisions
+    def decide(self, now: float) -> list[Decision]:
+        raise NotImplementedError
+
+    def options(self) -> dict[str, Any]:
+        """The options this instance runs with (recorded in outputs)."""
+        return {}
+
+
+SCHEDULERS: dict[str, type[Scheduler]] = {}
+
+
+def register(name: str) -> Callable[[type[Scheduler]], type[Scheduler]]:
+    """Class decorator: make a scheduler available by `name` (CLI, serve, pybatsim entries)."""
+
+    def wrap(cls: type[Scheduler]) -> type[Scheduler]:
+        if name in SCHEDULERS:
+            raise ValueError(f"scheduler name {name!r} registered twice")
+        cls.name = name
+        SCHEDULERS[name] = cls
+        return cls
+
+    return wrap
+
+
+def _coerce(text: str, annotation: Any) -> Any:
+    """Turn a command-line `k=v` value into the type the scheduler's __init__ declares."""
+    if annotation is bool:
+        lowered = text.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"expected true/false, got {text!r}")
+    if annotation in (int, float):
+        return annotation(text)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        choices = typing.get_args(annotation)
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(map(str, choices))}, got {text!r}")
+        return text
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        for arg in typing.get_args(annotation):
+            if arg is type(None):
+                if text.lower() in ("none", "null", ""):
+                    return None
+                continue
+            try:
+                return _coerce(text, arg)
+            except ValueError:
+                continue
+        raise ValueError(f"cannot read {text!r} as {annotation}")
+    return text
+
+
+def scheduler_option_types(cls: type[Scheduler]) -> dict[str, Any]:
+    """Keyword options of a scheduler class with their annotated types."""
+    hints = typing.get_type_hints(cls.__init__)
+    params = inspect.signature(cls.__init__).parameters
+    return {name: hints.get(name, str) for name, p in params.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def create_scheduler(name: str, options: Mapping[str, Any] | None = None) -> Scheduler:
+    """Instantiate a registered scheduler; string option values are converted to declared types."""
+    import schedlab.schedulers  # noqa: F401  (populates the registry)
+
+    cls = SCHEDULERS.get(name)
+    if cls is None:
+        raise InputError(f"unknown scheduler {name!r} (known: {', '.join(sorted(SCHEDULERS))})")
+    types = scheduler_option_types(cls)
+    kwargs: dict[str, Any] = {}
+    for key, value in (options or {}).items():
+        if key not in types:
+            known = ", ".join(sorted(types)) or "none"
+            raise InputError(f"unknown option {key!r} for scheduler {name!r} (known: {known})")
+        try:
+            kwargs[key] = _coerce(value, types[key]) if isinstance(value, str) else value
+        except ValueError as exc:
+            raise InputError(f"bad value for option {key!r} of scheduler {name!r}: {exc}") from None
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"bad options for scheduler {name!r}: {exc}") from None
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, str]:
+    """`["k=v", ...]` from the command line -> dict (values stay strings until coerced)."""
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"bad option {pair!r}: expected key=value")
+        options[key.strip()] = value.strip()
+    return options

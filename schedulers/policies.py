@@ -1,0 +1,147 @@
+"""Queue-ordering policies: named score functions, smallest score first.
+
+Each function gets the job, its runtime estimate p~ (walltime or a prediction, seconds) and the
+decision time t, and returns the job's score. Ties are broken by submission time then by Batsim's
+submission order. Formulas and sources: ../shared/docs/scheduling-policies.md (the project's fact
+sheet), cited per policy. `dynamic` policies depend on t and are re-sorted at every decision.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from schedlab.model import Job
+
+ScoreFn = Callable[[Job, float, float], float]
+
+
+@dataclass(frozen=True)
+class QueuePolicy:
+    name: str
+    score: ScoreFn
+    dynamic: bool
+    doc: str
+
+
+POLICIES: dict[str, QueuePolicy] = {}
+
+
+def policy(name: str, *, dynamic: bool = False) -> Callable[[ScoreFn], ScoreFn]:
+    def wrap(fn: ScoreFn) -> ScoreFn:
+        POLICIES[name] = QueuePolicy(name, fn, dynamic, (fn.__doc__ or "").strip())
+        return fn
+
+    return wrap
+
+
+def _finite(estimate_s: float) -> float:
+    """Jobs without a walltime get an infinite estimate; keep scores ordered but finite."""
+    return estimate_s if math.isfinite(estimate_s) else 1e12
+
+
+@policy("fcfs")
+def fcfs(job: Job, estimate_s: float, now: float) -> float:
+    """FCFS: score = s_j (submission time). Standard; RLScheduler `fcfs_score`."""
+    return job.submit_time_s
+
+
+@policy("lcfs")
+def lcfs(job: Job, estimate_s: float, now: float) -> float:
+    """LCFS: score = -s_j. RLScheduler."""
+    return -job.submit_time_s
+
+
+@policy("spt")
+def spt(job: Job, estimate_s: float, now: float) -> float:
+    """SPT / SJF: score = p~_j (estimated processing time). RLScheduler `sjf_score`; [CS17] SPT."""
+    return _finite(estimate_s)
+
+
+@policy("lpf")
+def lpf(job: Job, estimate_s: float, now: float) -> float:
+    """LPF / LJF: score = -p~_j. RLScheduler `lpf_score`."""
+    return -_finite(estimate_s)
+
+
+@policy("sqf")
+def sqf(job: Job, estimate_s: float, now: float) -> float:
+    """SQF (smallest request first): score = q_j (requested resources). RLScheduler `smallest_score`."""
+    return float(job.res)
+
+
+@policy("lqf")
+def lqf(job: Job, estimate_s: float, now: float) -> float:
+    """LQF (largest request first): score = -q_j. RLScheduler `largest_score`."""
+    return -float(job.res)
+
+
+@policy("saf")
+def saf(job: Job, estimate_s: float, now: float) -> float:
+    """SAF (smallest area first): score = p~_j * q_j. RLScheduler `saf_score`."""
+    return _finite(estimate_s) * job.res
+
+
+@policy("laf")
+def laf(job: Job, estimate_s: float, now: float) -> float:
+    """LAF (largest area first): score = -p~_j * q_j (by symmetry with SAF)."""
+    return -_finite(estimate_s) * job.res
+
+
+@policy("wfp3", dynamic=True)
+def wfp3(job: Job, estimate_s: float, now: float) -> float:
+    """WFP3: score = -(w_j / p~_j)^3 * q_j with w_j = t - s_j (largest priority first).
+
+    Tang et al., CLUSTER 2009, via RLScheduler `wfp_score` (whose waiting time is buggy; here
+    w_j is the real wait at the decision instant). p~ is clamped to >= 1 s.
+    """
+    wait = max(now - job.submit_time_s, 0.0)
+    return -((wait / max(_finite(estimate_s), 1.0)) ** 3) * job.res
+
+
+@policy("unicef", dynamic=True)
+def unicef(job: Job, estimate_s: float, now: float) -> float:
+    """UNICEF: score = -w_j / (log2(q_j) * p~_j) (largest priority first).
+
+    Tang et al., CLUSTER 2009, via RLScheduler `uni_score`. Guard chosen here: log2(max(q_j, 2)),
+    so serial jobs rank as 2-core jobs instead of dividing by zero; p~ clamped to >= 1 s.
+    """
+    wait = max(now - job.submit_time_s, 0.0)
+    return -wait / (math.log2(max(job.res, 2)) * max(_finite(estimate_s), 1.0))
+
+
+def _log_submit(job: Job) -> float:
+    # Guard chosen here: s_j and p~_j clamped to >= 1 s (log10(0) would be -inf).
+    return math.log10(max(job.submit_time_s, 1.0))
+
+
+@policy("f1")
+def f1(job: Job, estimate_s: float, now: float) -> float:
+    """F1 = log10(p~_j) * q_j + 870 * log10(s_j). Carastan-Santos & de Camargo, SC'17 (via RLScheduler)."""
+    return math.log10(max(_finite(estimate_s), 1.0)) * job.res + 8.70e2 * _log_submit(job)
+
+
+@policy("f2")
+def f2(job: Job, estimate_s: float, now: float) -> float:
+    """F2 = sqrt(p~_j) * q_j + 25,600 * log10(s_j). Carastan-Santos & de Camargo, SC'17."""
+    return math.sqrt(max(_finite(estimate_s), 1.0)) * job.res + 2.56e4 * _log_submit(job)
+
+
+@policy("f3")
+def f3(job: Job, estimate_s: float, now: float) -> float:
+    """F3 = p~_j * q_j + 6,860,000 * log10(s_j). Carastan-Santos & de Camargo, SC'17."""
+    return max(_finite(estimate_s), 1.0) * job.res + 6.86e6 * _log_submit(job)
+
+
+@policy("f4")
+def f4(job: Job, estimate_s: float, now: float) -> float:
+    """F4 = p~_j * sqrt(q_j) + 530,000 * log10(s_j). Carastan-Santos & de Camargo, SC'17."""
+    return max(_finite(estimate_s), 1.0) * math.sqrt(job.res) + 5.30e5 * _log_submit(job)
+
+
+def get_policy(name: str) -> QueuePolicy:
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise ValueError(f"unknown queue policy {name!r} (known: {', '.join(sorted(POLICIES))})") from None

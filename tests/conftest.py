@@ -1,0 +1,36 @@
+"""Shared helpers: small workloads built in code (the project ships its own test data)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from schedlab.model import Job, Profile
+from schedlab.workload import Workload
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+BATSIM_V4 = SHARED_DATA / "batsim" / "v4.2.1"
+
+
+def make_workload(specs, name: str = "w0") -> Workload:
+    """specs: iterable of (job_name, submit_s, res, delay_s, walltime_s or None[, extra dict])."""
+    jobs, profiles = [], {}
+    for spec in specs:
+        job_name, submit, res, delay, walltime = spec[:5]
+        extra = spec[5] if len(spec) > 5 else {}
+        pname = f"d{delay:g}"
+        profiles[pname] = Profile(pname, "delay", float(delay),
+                                  MappingProxyType({"type": "delay", "delay": delay}))
+        jobs.append(Job(f"{name}!{job_name}", float(submit), res, None if walltime is None else float(walltime),
+                        pname, MappingProxyType(dict(extra))))
+    jobs.sort(key=lambda j: (j.submit_time_s, j.id))
+    return Workload(name=name, jobs=tuple(jobs), profiles=profiles, source="<test>")
+
+
+def need_shared(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"shared data not present: {path} (expected beside the repo in ../shared/data)")
+    return path

@@ -1,0 +1,176 @@
+"""The engine refuses what Batsim aborts on, handles kills and calls, and writes Batsim's formats."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from procset import ProcSet
+
+from schedlab.cli import main
+from schedlab.engine import Engine
+from schedlab.errors import SimulationError
+from schedlab.model import CallMeLater, Execute, JobState, Kill, Platform, Reject
+from schedlab.outputs import JOBS_COLUMNS, SCHEDULE_COLUMNS
+from schedlab.platforms.generate import cluster_xml
+from schedlab.schedulers.base import Scheduler
+from tests.conftest import BATSIM_V4, make_workload, need_shared
+
+
+class Scripted(Scheduler):
+    """Returns scripted decisions: {time: [decisions]}; records what it was told."""
+
+    def __init__(self, script):
+        super().__init__()
+        self.script = script
+        self.seen = []
+
+    def on_job_submitted(self, job, now):
+        self.seen.append(("submitted", job.id, now))
+
+    def on_job_completed(self, job_id, state, now):
+        self.seen.append(("completed", job_id, state, now))
+
+    def on_jobs_killed(self, job_ids, now):
+        self.seen.append(("killed", tuple(job_ids), now))
+
+    def on_requested_call(self, now):
+        self.seen.append(("call", now))
+
+    def decide(self, now):
+        if not self.seen:  # the SIMULATION_BEGINS round: nothing submitted yet
+            return []
+        return list(self.script.pop(now, []))
+
+
+SPECS = [("a", 0, 2, 10, 20), ("b", 0, 2, 10, 20)]
+
+
+def engine_with(script, specs=SPECS, nb_res=4):
+    return Engine(Platform.homogeneous(nb_res), make_workload(specs), Scripted(script))
+
+
+@pytest.mark.parametrize(("decisions", "message"), [
+    ([Execute("w0!a", ProcSet((0, 2)))], "has 3 resources, the job requests 2"),
+    ([Execute("w0!a", ProcSet((0, 1))), Execute("w0!b", ProcSet((1, 2)))], "already in use"),
+    ([Execute("w0!a", ProcSet((3, 4)))], "outside resources 0-3"),
+    ([Execute("w0!zz", ProcSet((0, 1)))], "unknown job 'w0!zz'"),
+    ([Execute("w0!a", ProcSet((0, 1))), Reject("w0!a")], "each job is decided exactly once"),
+    ([CallMeLater(0.0)], "awaken in the past"),
+])
+def test_illegal_decisions_abort_like_batsim(decisions, message):
+    engine = engine_with({0.0: decisions})
+    with pytest.raises(SimulationError, match=message):
+        engine.run()
+
+
+def test_undecided_jobs_are_an_error():
+    engine = engine_with({0.0: [Execute("w0!a", ProcSet((0, 1)))]})
+    with pytest.raises(SimulationError, match="left 1 job"):
+        engine.run()
+
+
+def test_kill_call_me_later_and_same_instant_delivery():
+    script = {
+        0.0: [Execute("w0!a", ProcSet((0, 1))), Execute("w0!b", ProcSet((2, 3))), CallMeLater(4.0)],
+        4.0: [Kill(("w0!a",))],
+    }
+    engine = engine_with(script)
+    engine.run()
+    seen = engine.scheduler.seen
+    assert seen[:2] == [("submitted", "w0!a", 0.0), ("submitted", "w0!b", 0.0)]  # one instant, one batch
+    assert ("call", 4.0) in seen
+    assert seen.index(("completed", "w0!a", JobState.COMPLETED_KILLED, 4.0)) < seen.index(("killed", ("w0!a",), 4.0))
+    assert engine.records["w0!a"].state is JobState.COMPLETED_KILLED and engine.records["w0!a"].finish_s == 4.0
+    assert engine.records["w0!b"].finish_s == 10.0
+    # the killed job's original end event (t=10) must not be reported again
+    assert [s for s in seen if s[0] == "completed" and s[1] == "w0!a"] == [
+        ("completed", "w0!a", JobState.COMPLETED_KILLED, 4.0)]
+
+
+def test_unsupported_profiles_are_refused_with_a_clear_message(tmp_path, capsys):
+    workload = need_shared(BATSIM_V4 / "workloads" / "test_various_profile_types.json")
+    platform = tmp_path / "p.xml"
+    platform.write_text(cluster_xml(4))
+    code = main(["simulate", "-p", str(platform), "-w", str(workload), "-s", "easy", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "parallel_homogeneous" in err and "real Batsim" in err and err.count("\n") == 1
+
+
+def _write_inputs(tmp_path, specs=SPECS, nb_res=4):
+    platform = tmp_path / "p.xml"
+    platform.write_text(cluster_xml(nb_res))
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps(make_workload(specs).to_json()))
+    return platform, workload
+
+
+def test_cli_simulate_writes_batsim_columns_and_summary(tmp_path, capsys):
+    platform, workload = _write_inputs(tmp_path)
+    out = tmp_path / "out"
+    assert main(["simulate", "-p", str(platform), "-w", str(workload), "-s", "easy", "--out", str(out)]) == 0
+    assert "mean_waiting_time_s" in capsys.readouterr().out
+    with (out / "jobs.csv").open() as handle:
+        rows = list(csv.reader(handle))
+    assert tuple(rows[0]) == JOBS_COLUMNS and len(rows) == 3
+    schedule = list(csv.reader((out / "schedule.csv").open()))
+    assert tuple(schedule[0]) == SCHEDULE_COLUMNS
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is True and summary["metrics"]["nb_jobs"] == 2
+    assert summary["metrics"]["makespan_s"] == 10.0 and summary["metrics"]["utilisation"] == 1.0
+
+
+def test_output_headers_equal_real_batsim_outputs(tmp_path):
+    real = need_shared(BATSIM_V4 / "outputs" / "cluster512_paper32_easy_bf_jobs.csv")
+    assert real.read_text().splitlines()[0] == ",".join(JOBS_COLUMNS)
+    real_schedule = real.with_name("cluster512_paper32_easy_bf_schedule.csv")
+    assert real_schedule.read_text().splitlines()[0] == ",".join(SCHEDULE_COLUMNS)
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["simulate", "-p", "nope.xml", "-w", "w.json", "-s", "easy"], "nope.xml: no such file"),
+    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "bogus"], "unknown scheduler 'bogus'"),
+    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "easy", "-o", "speed=3"], "unknown option 'speed'"),
+    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "easy", "-o", "queue_order=zzz"], "unknown queue policy"),
+    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "easy", "-o", "novalue"], "expected key=value"),
+])
+def test_cli_errors_are_one_line(tmp_path, capsys, argv, fragment):
+    platform, workload = _write_inputs(tmp_path)
+    argv = [a.format(p=platform, w=workload) for a in argv] + ["--out", str(tmp_path / "o")]
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and fragment in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_failure_mid_run_keeps_partial_results_marked_incomplete(tmp_path, capsys, monkeypatch):
+    """A scheduler that breaks a rule at t=5: what finished before is written, summary says so."""
+    specs = [("a", 0, 1, 2, 5), ("b", 5, 1, 2, 5)]
+    platform, workload = _write_inputs(tmp_path, specs)
+    import schedlab.schedulers.base as base
+
+    class Broken(Scheduler):
+        def __init__(self):
+            super().__init__()
+            self.queue = []
+
+        def on_job_submitted(self, job, now):
+            self.queue.append(job)
+
+        def on_job_completed(self, job_id, state, now):
+            pass
+
+        def decide(self, now):
+            decisions = [Execute(j.id, ProcSet(0)) for j in self.queue]
+            self.queue.clear()
+            return decisions + ([CallMeLater(now)] if now == 5.0 else [])
+
+    monkeypatch.setitem(base.SCHEDULERS, "broken", Broken)
+    out = tmp_path / "o"
+    code = main(["simulate", "-p", str(platform), "-w", str(workload), "-s", "broken", "--out", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and "awaken in the past" in err and "incomplete" in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and "awaken" in summary["error"]
+    rows = (out / "jobs.csv").read_text().splitlines()
+    assert len(rows) == 2 and rows[1].startswith("a,")

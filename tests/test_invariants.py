@@ -1,0 +1,113 @@
+"""Schedule invariants over random small workloads, for every scheduler (hypothesis)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedlab.engine import Engine
+from schedlab.model import JobState, Platform
+from schedlab.outputs import job_row
+from schedlab.schedulers.base import SCHEDULERS, create_scheduler
+from tests.conftest import make_workload
+
+CONFIGS = [(name, {}) for name in sorted(SCHEDULERS)] + [
+    ("easy", {"queue_order": "spt"}), ("easy", {"queue_order": "wfp3"}), ("fcfs", {"queue_order": "saf"}),
+    ("easy-sjbf", {"queue_order": "f2"}),
+]
+
+
+@st.composite
+def scenarios(draw):
+    nb_res = draw(st.integers(1, 8))
+    nb_jobs = draw(st.integers(0, 25))
+    specs = []
+    for i in range(nb_jobs):
+        submit = draw(st.integers(0, 60))
+        res = draw(st.integers(1, nb_res + 1))  # sometimes too large: must be rejected
+        delay = draw(st.integers(1, 40))
+        walltime = draw(st.one_of(st.none(), st.integers(1, 50)))
+        specs.append((str(i), submit, res, delay, walltime))
+    return nb_res, specs
+
+
+def simulate(nb_res, specs, name, options):
+    engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), create_scheduler(name, options))
+    engine.run()
+    return engine
+
+
+def check_invariants(engine: Engine, nb_res: int) -> None:
+    delays = {p.name: p.delay_s for p in engine.workload.profiles.values()}
+    # each job decided exactly once, and written exactly once
+    assert sorted(engine.finished) == sorted(engine.records)
+    intervals = {r: [] for r in range(nb_res)}
+    for record in engine.records.values():
+        job = record.job
+        if record.state is JobState.REJECTED:
+            assert job.res > nb_res  # only impossible jobs are rejected
+            continue
+        assert job.res <= nb_res
+        assert record.start_s >= job.submit_time_s  # no start before submission
+        assert len(record.alloc) == job.res  # allocation size = request
+        assert 0 <= record.alloc.min and record.alloc.max < nb_res
+        delay = delays[job.profile]
+        if job.walltime_s is not None and delay >= job.walltime_s:  # walltime kills are exact
+            assert record.state is JobState.COMPLETED_WALLTIME_REACHED
+            assert record.finish_s == record.start_s + job.walltime_s
+        else:
+            assert record.state is JobState.COMPLETED_SUCCESSFULLY
+            assert record.finish_s == record.start_s + delay
+        for resource in record.alloc:
+            intervals[resource].append((record.start_s, record.finish_s, job.id))
+    for resource, spans in intervals.items():  # no resource double-booked
+        spans.sort()
+        for (_, end_a, a), (start_b, _, b) in zip(spans, spans[1:], strict=False):
+            assert end_a <= start_b, f"resource {resource}: {a} and {b} overlap"
+
+
+@pytest.mark.parametrize(("name", "options"), CONFIGS, ids=[f"{n}-{o}" for n, o in CONFIGS])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios())
+def test_schedule_invariants(name, options, scenario):
+    nb_res, specs = scenario
+    engine = simulate(nb_res, specs, name, options)
+    check_invariants(engine, nb_res)
+    # same input -> same bytes
+    again = simulate(nb_res, specs, name, options)
+    assert render(engine) == render(again)
+
+
+def render(engine: Engine) -> str:
+    out = io.StringIO()
+    for job_id in engine.finished:
+        out.write(job_row(engine.records[job_id]) + "\n")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name", ["easy", "easy-sjbf"])
+@settings(max_examples=200, deadline=None)
+@given(scenario=scenarios())
+def test_easy_never_starts_the_head_after_its_reservation(name, scenario):
+    """With walltimes as estimates (run times never exceed them), the head's reservation holds."""
+    nb_res, specs = scenario
+    specs = [(n, s, r, d, w if w is not None else d + 5) for n, s, r, d, w in specs]
+    engine = simulate(nb_res, specs, name, {})
+    reservations = engine.scheduler.head_reservations_s
+    for job_id, shadow_s in reservations.items():
+        assert engine.records[job_id].start_s <= shadow_s, job_id
+
+
+@settings(max_examples=100, deadline=None)
+@given(scenario=scenarios())
+def test_easy_is_never_worse_than_fcfs_for_the_first_blocked_job(scenario):
+    """A sanity relation: every job FCFS starts at time 0 also starts at 0 under EASY."""
+    nb_res, specs = scenario
+    fcfs = simulate(nb_res, specs, "fcfs", {})
+    easy = simulate(nb_res, specs, "easy", {})
+    for job_id, record in fcfs.records.items():
+        if record.start_s == 0.0:
+            assert easy.records[job_id].start_s == 0.0

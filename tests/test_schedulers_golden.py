@@ -1,0 +1,87 @@
+"""Hand-computed schedules where FCFS, EASY and EASY-SJBF differ (4 resources)."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedlab.engine import Engine
+from schedlab.model import JobState, Platform
+from schedlab.outputs import JOBS_COLUMNS, job_row
+from schedlab.schedulers.base import create_scheduler
+from tests.conftest import make_workload
+
+# name, submit, res, delay, walltime
+SPECS = [
+    ("A", 0, 3, 10, 12),   # runs [0,10] on 0-2
+    ("B", 1, 4, 5, 6),     # blocked head: shadow = 12 (A's walltime end), extra = 0
+    ("C", 2, 1, 8, 9),     # 2+9 = 11 <= 12: backfillable
+    ("D", 2, 1, 4, 5),     # 2+5 = 7 <= 12: backfillable, shorter than C
+    ("E", 20, 2, 10, 5),   # killed at its walltime: delay 10 >= walltime 5
+    ("F", 21, 5, 1, 2),    # larger than the platform: rejected
+]
+K, S, R = JobState.COMPLETED_WALLTIME_REACHED, JobState.COMPLETED_SUCCESSFULLY, JobState.REJECTED
+
+EXPECTED = {  # job -> (start, finish, alloc, state)
+    "fcfs": {"A": (0, 10, "0-2", S), "B": (10, 15, "0-3", S), "C": (15, 23, "0", S), "D": (15, 19, "1", S),
+             "E": (20, 25, "1-2", K), "F": (None, None, None, R)},
+    "easy": {"A": (0, 10, "0-2", S), "C": (2, 10, "3", S), "B": (10, 15, "0-3", S), "D": (15, 19, "0", S),
+             "E": (20, 25, "0-1", K), "F": (None, None, None, R)},
+    "easy-sjbf": {"A": (0, 10, "0-2", S), "D": (2, 6, "3", S), "B": (10, 15, "0-3", S), "C": (15, 23, "0", S),
+                  "E": (20, 25, "1-2", K), "F": (None, None, None, R)},
+}
+
+
+def run(name: str, **options) -> Engine:
+    engine = Engine(Platform.homogeneous(4), make_workload(SPECS), create_scheduler(name, options))
+    engine.run()
+    return engine
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_hand_computed_schedule(name):
+    engine = run(name)
+    got = {}
+    for record in engine.records.values():
+        alloc = None if record.alloc is None else str(record.alloc)
+        got[record.job.name] = (record.start_s, record.finish_s, alloc, record.state)
+    assert got == EXPECTED[name]
+
+
+def test_easy_jobs_csv_golden_bytes():
+    engine = run("easy")
+    rows = [",".join(JOBS_COLUMNS)] + [job_row(engine.records[j]) for j in engine.finished]
+    assert "\n".join(rows) == "\n".join([
+        ",".join(JOBS_COLUMNS),
+        "A,w0,d10,0.000000,3,12.000000,1,COMPLETED_SUCCESSFULLY,0.000000,10.000000,10.000000,0.000000,"
+        '10.000000,1.000000,0-2,-1.000000,""',
+        "C,w0,d8,2.000000,1,9.000000,1,COMPLETED_SUCCESSFULLY,2.000000,8.000000,10.000000,0.000000,"
+        '8.000000,1.000000,3,-1.000000,""',
+        "B,w0,d5,1.000000,4,6.000000,1,COMPLETED_SUCCESSFULLY,10.000000,5.000000,15.000000,9.000000,"
+        '14.000000,2.800000,0-3,-1.000000,""',
+        "D,w0,d4,2.000000,1,5.000000,1,COMPLETED_SUCCESSFULLY,15.000000,4.000000,19.000000,13.000000,"
+        '17.000000,4.250000,0,-1.000000,""',
+        # rows in completion order: F is rejected at 21, before E is killed at 25
+        'F,w0,d1,21.000000,5,2.000000,0,REJECTED,,,,,,,,,"requests 5 resources, platform has 4"',
+        "E,w0,d10,20.000000,2,5.000000,0,COMPLETED_WALLTIME_REACHED,20.000000,5.000000,25.000000,0.000000,"
+        '5.000000,1.000000,0-1,-1.000000,""',
+    ])
+
+
+def test_easy_reservation_of_blocked_head_is_recorded():
+    engine = run("easy")
+    # B's shadow time is A's walltime end (12); it started earlier, when A really ended.
+    assert engine.scheduler.head_reservations_s["w0!B"] == 12.0
+    assert engine.records["w0!B"].start_s == 10.0
+
+
+def test_queue_order_spt_lets_short_jobs_jump_the_queue():
+    # One resource; while X runs, Y (long) and Z (short) arrive: SPT starts Z first, FCFS starts Y.
+    specs = [("X", 0, 1, 10, 10.5), ("Y", 1, 1, 50, 60), ("Z", 2, 1, 5, 6)]
+    starts = {}
+    for order in ("fcfs", "spt"):
+        engine = Engine(Platform.homogeneous(1), make_workload(specs),
+                        create_scheduler("fcfs", {"queue_order": order}))
+        engine.run()
+        starts[order] = {r.job.name: r.start_s for r in engine.records.values()}
+    assert starts["fcfs"] == {"X": 0, "Y": 10, "Z": 60}
+    assert starts["spt"] == {"X": 0, "Z": 10, "Y": 15}

@@ -1,0 +1,1 @@
+"""schedlab.workloads (see docs/design.md)."""
