@@ -9,8 +9,8 @@ from pathlib import Path
 
 from schedlab.metrics import format_table
 from schedlab.model import Platform
-from schedlab.platforms.generate import cluster_xml
 from schedlab.platform import parse_platform_xml
+from schedlab.platforms.generate import cluster_xml
 from schedlab.run import simulate
 from schedlab.schedulers.base import create_scheduler
 from schedlab.workloads.synthetic import generate

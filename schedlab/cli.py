@@ -51,8 +51,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise InputError("give either --scheduler or --external, not both")
         from schedlab.protocol.client import ExternalDecisionProcess
 
-        scheduler: Any = ExternalDecisionProcess(args.external, workload=workload,
-                                                 timeout_s=args.timeout, record_path=args.record)
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        scheduler: Any = ExternalDecisionProcess(args.external, workload=workload, timeout_s=args.timeout,
+                                                 record_path=args.record,
+                                                 log_path=str(Path(args.out) / "external.log"))
         name = f"external: {args.external}"
     else:
         if not args.scheduler:
@@ -171,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scheduler_args(p, positional=False)
     p.add_argument("--external", metavar="CMD",
                    help="drive an external Batsim 4 decision process instead; {socket} in CMD becomes "
-                        "its bind endpoint (tcp://127.0.0.1:PORT)")
+                        "its bind endpoint (tcp://127.0.0.1:PORT); its output goes to OUT/external.log")
     p.add_argument("--out", default="out", help="output directory (default: out)")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds to wait for each external reply (default 60)")

@@ -21,7 +21,15 @@ from procset import ProcSet
 
 from schedlab.errors import SimulationError, UnsupportedProfileError
 from schedlab.model import (
-    CallMeLater, Decision, Execute, Job, JobState, Kill, Platform, Reject, SetMetadata,
+    CallMeLater,
+    Decision,
+    Execute,
+    Job,
+    JobState,
+    Kill,
+    Platform,
+    Reject,
+    SetMetadata,
 )
 from schedlab.workload import Workload
 

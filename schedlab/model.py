@@ -15,7 +15,6 @@ from typing import Any
 from procset import ProcSet
 
 
-
 def _empty() -> Mapping[str, Any]:
     return MappingProxyType({})
 

@@ -85,7 +85,7 @@ class QueueScheduler(Scheduler):
     def decide(self, now: float) -> list[Decision]:
         decisions, self._pending = self._pending, []
         if self._policy.dynamic and self._queue:
-            self._queue = sorted((self._policy.score(e[3], self.estimate_s(e[3]), now),) + e[1:]
+            self._queue = sorted((self._policy.score(e[3], self.estimate_s(e[3]), now), *e[1:])
                                  for e in self._queue)
             self._released = True
         if self._queue:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -53,7 +54,7 @@ def check_invariants(engine: Engine, nb_res: int) -> None:
         assert job.res <= nb_res
         assert record.start_s >= job.submit_time_s  # no start before submission
         assert len(record.alloc) == job.res  # allocation size = request
-        assert 0 <= record.alloc.min and record.alloc.max < nb_res
+        assert record.alloc.min >= 0 and record.alloc.max < nb_res
         delay = delays[job.profile]
         if job.walltime_s is not None and delay >= job.walltime_s:  # walltime kills are exact
             assert record.state is JobState.COMPLETED_WALLTIME_REACHED
@@ -65,7 +66,7 @@ def check_invariants(engine: Engine, nb_res: int) -> None:
             intervals[resource].append((record.start_s, record.finish_s, job.id))
     for resource, spans in intervals.items():  # no resource double-booked
         spans.sort()
-        for (_, end_a, a), (start_b, _, b) in zip(spans, spans[1:], strict=False):
+        for (_, end_a, a), (start_b, _, b) in itertools.pairwise(spans):
             assert end_a <= start_b, f"resource {resource}: {a} and {b} overlap"
 
 

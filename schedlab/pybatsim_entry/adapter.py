@@ -1,0 +1,80 @@
+"""Run any schedlab scheduler under pybatsim 3.2.1 (`pybatsim path/to/schedlabEasy.py`).
+
+pybatsim loads a file and instantiates the class named after it (`schedlabEasy.py` ->
+`SchedlabEasy`). Options come from pybatsim's `-o '{"queue_order": "spt"}'`. pybatsim is imported
+only here, lazily: schedlab itself never needs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedlab.model import CallMeLater, Execute, JobState, Kill, Platform, Reject, SetMetadata
+from schedlab.protocol.jobs import job_from_json
+
+
+def pybatsim_scheduler(scheduler_name: str, class_name: str) -> type:
+    """A `batsim.batsim.BatsimScheduler` subclass driving the registered scheduler `scheduler_name`."""
+    from batsim.batsim import BatsimScheduler  # pybatsim
+
+    from schedlab.schedulers.base import create_scheduler
+
+    def __init__(self: Any, options: dict[str, Any] | None = None) -> None:
+        BatsimScheduler.__init__(self, options or {})
+        opts = {k: v for k, v in (options or {}).items() if k not in ("export_prefix",)}
+        self.scheduler = create_scheduler(scheduler_name, opts)
+        self.dirty = False
+
+    def onSimulationBegins(self: Any) -> None:  # noqa: N802 (pybatsim's names)
+        names = tuple(str(r["name"]) for _, r in sorted(self.bs.compute_resources.items()))
+        self.scheduler.on_simulation_begins(Platform(names, source="pybatsim"), self.bs.time())
+        self.dirty = True
+
+    def onJobSubmission(self: Any, job: Any) -> None:  # noqa: N802
+        self.scheduler.on_job_submitted(job_from_json(job.json_dict), self.bs.time())
+        self.dirty = True
+
+    def onJobCompletion(self: Any, job: Any) -> None:  # noqa: N802
+        self.scheduler.on_job_completed(job.id, JobState(job.job_state.name), self.bs.time())
+        self.dirty = True
+
+    def onJobsKilled(self: Any, jobs: Any) -> None:  # noqa: N802
+        self.scheduler.on_jobs_killed([j.id for j in jobs], self.bs.time())
+        self.dirty = True
+
+    def onRequestedCall(self: Any) -> None:  # noqa: N802
+        self.scheduler.on_requested_call(self.bs.time())
+        self.dirty = True
+
+    def onNoMoreJobsInWorkloads(self: Any) -> None:  # noqa: N802
+        self.scheduler.on_no_more_jobs(self.bs.time())
+
+    def onNoMoreEvents(self: Any) -> None:  # noqa: N802
+        if not self.dirty:
+            return
+        self.dirty = False
+        bs = self.bs
+        to_execute, to_reject = [], []
+        for decision in self.scheduler.decide(bs.time()):
+            if type(decision) is Execute:
+                job = bs.jobs[decision.job_id]
+                job.allocation = decision.alloc
+                to_execute.append(job)
+            elif type(decision) is Reject:
+                if decision.reason:
+                    bs.set_job_metadata(decision.job_id, decision.reason)
+                to_reject.append(bs.jobs[decision.job_id])
+            elif type(decision) is CallMeLater:
+                bs.wake_me_up_at(decision.at_s)
+            elif type(decision) is Kill:
+                bs.kill_jobs([bs.jobs[j] for j in decision.job_ids])
+            elif type(decision) is SetMetadata:
+                bs.set_job_metadata(decision.job_id, decision.metadata)
+        if to_reject:
+            bs.reject_jobs(to_reject)
+        if to_execute:
+            bs.execute_jobs(to_execute)
+
+    namespace = {name: fn for name, fn in locals().items() if callable(fn) and name[0] in "_o"}
+    namespace["__init__"] = __init__
+    return type(class_name, (BatsimScheduler,), namespace)
