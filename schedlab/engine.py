@@ -31,6 +31,7 @@ from schedlab.model import (
     Reject,
     SetMetadata,
 )
+from schedlab.resources import ResourceMask
 from schedlab.workload import Workload
 
 
@@ -88,7 +89,7 @@ class Engine:
         self.scheduling_time_s = 0.0
         self.nb_decisions = 0
         self.nb_steps = 0
-        self._busy = ProcSet()
+        self._resources = ResourceMask(platform.nb_resources)
         self._heap: list[tuple[float, int, int, EventKind, Any]] = []
         self._seq = 0
         self._progress = progress
@@ -249,11 +250,11 @@ class Engine:
         if alloc.min < 0 or alloc.max >= self.platform.nb_resources:
             raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' is "
                                   f"outside resources 0-{self.platform.nb_resources - 1}")
-        overlap = self._busy & alloc
+        overlap = self._resources.busy_part(alloc)
         if overlap:
             raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: resources '{overlap}' "
                                   "are already in use (compute sharing is disabled)")
-        self._busy |= alloc
+        self._resources.take(alloc)
         record.state = JobState.RUNNING
         record.start_s = now
         record.alloc = alloc
@@ -267,7 +268,7 @@ class Engine:
     def _finish(self, record: JobRecord, state: JobState, now: float) -> None:
         record.state = state
         record.finish_s = now
-        self._busy -= record.alloc
+        self._resources.release(record.alloc)
         self.finished.append(record.job.id)
 
     def _kill(self, job_ids: Sequence[str], now: float) -> None:

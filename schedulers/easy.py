@@ -10,6 +10,7 @@ overrides `estimate_s`.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -48,30 +49,34 @@ class EasyBackfilling(QueueScheduler):
             head = queue[0][3]
             shadow_s, extra = self._shadow(head, now)
             self.head_reservations_s[head.id] = shadow_s
-            candidates = queue[1:]
+            candidates = itertools.islice(queue, 1, None)
         else:
             # Nothing was freed since the last pass: the jobs tried then still cannot start, so
             # only new arrivals are candidates (batsched's rule too). The head is unchanged.
             head_id, shadow_s, extra = cached
             candidates = [e for e in self._new if e[3].id != head_id]
-            if self._free_count == 0 or not candidates:
+            if self._resources.nb_free == 0 or not candidates:
                 return
         if self.backfill_order == "sjbf":
-            candidates = sorted(candidates, key=lambda e: (self.estimate_s(e[3]), e[1], e[2]))
+            candidates = sorted(candidates, key=lambda e: (e[4], e[1], e[2]))
         started: set[int] = set()
+        free = self._resources.nb_free
+        # The hot loop of EASY: locals only, the estimate cached in the queue entry.
         for entry in candidates:
-            if self._free_count == 0:
+            if free == 0:
                 break
             job = entry[3]
-            if job.res > self._free_count:
+            res = job.res
+            if res > free:
                 continue
-            if now + self.estimate_s(job) <= shadow_s:
+            if now + entry[4] <= shadow_s:
                 pass
-            elif job.res <= extra:
-                extra -= job.res
+            elif res <= extra:
+                extra -= res
             else:
                 continue
-            self._start(job, now, decisions)
+            self._start(job, now, decisions, entry[4])
+            free -= res
             started.add(entry[2])
         if started:
             self._queue = [e for e in queue if e[2] not in started]
@@ -79,7 +84,7 @@ class EasyBackfilling(QueueScheduler):
 
     def _shadow(self, head: Job, now: float) -> tuple[float, int]:
         """Shadow time and extra resources for `head`, from the estimated ends of running jobs."""
-        available = self._free_count
+        available = self._resources.nb_free
         for end_key in self._ends:
             available += self._end_res[end_key]
             if available >= head.res:

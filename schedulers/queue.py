@@ -10,6 +10,7 @@ from typing import Any
 from procset import ProcSet
 
 from schedlab.model import Decision, Execute, Job, JobState, Platform, Reject
+from schedlab.resources import ResourceMask
 from schedlab.schedulers.base import Scheduler
 from schedlab.schedulers.policies import get_policy
 
@@ -33,13 +34,12 @@ class QueueScheduler(Scheduler):
         super().__init__()
         self.queue_order = queue_order
         self._policy = get_policy(queue_order)
-        self._queue: list[tuple[Any, ...]] = []  # (score, submit, seq, job), ascending
+        self._queue: list[tuple[Any, ...]] = []  # (score, submit, seq, job, estimate), ascending
         self._new: list[tuple[Any, ...]] = []  # entries submitted since the last decide
         self._running: dict[str, Running] = {}
         self._ends: list[tuple[float, int]] = []  # estimated ends of running jobs, ascending
         self._end_res: dict[tuple[float, int], int] = {}
-        self._free = ProcSet()
-        self._free_count = 0
+        self._resources = ResourceMask(0)
         self._released = True  # resources were freed (or a call came) since the last decide
         self._seq = 0
         self._pending: list[Decision] = []
@@ -54,8 +54,7 @@ class QueueScheduler(Scheduler):
     # ------------------------------------------------------------------ hooks
     def on_simulation_begins(self, platform: Platform, now: float) -> None:
         super().on_simulation_begins(platform, now)
-        self._free = ProcSet((0, platform.nb_resources - 1)) if platform.nb_resources else ProcSet()
-        self._free_count = platform.nb_resources
+        self._resources = ResourceMask(platform.nb_resources)
 
     def on_job_submitted(self, job: Job, now: float) -> None:
         if job.res > self.nb_resources:
@@ -63,7 +62,8 @@ class QueueScheduler(Scheduler):
                                                 f"{self.nb_resources}"))
             return
         self._seq += 1
-        entry = (self._policy.score(job, self.estimate_s(job), now), job.submit_time_s, self._seq, job)
+        estimate = self.estimate_s(job)
+        entry = (self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate)
         insort(self._queue, entry)
         self._new.append(entry)
 
@@ -71,8 +71,7 @@ class QueueScheduler(Scheduler):
         running = self._running.pop(job_id, None)
         if running is None:
             return  # a job we rejected, or not ours
-        self._free |= running.alloc
-        self._free_count += running.job.res
+        self._resources.release(running.alloc)
         index = bisect_left(self._ends, running.end_key)
         del self._ends[index]
         del self._end_res[running.end_key]
@@ -85,7 +84,7 @@ class QueueScheduler(Scheduler):
     def decide(self, now: float) -> list[Decision]:
         decisions, self._pending = self._pending, []
         if self._policy.dynamic and self._queue:
-            self._queue = sorted((self._policy.score(e[3], self.estimate_s(e[3]), now), *e[1:])
+            self._queue = sorted((self._policy.score(e[3], e[4], now), *e[1:])
                                  for e in self._queue)
             self._released = True
         if self._queue:
@@ -101,35 +100,20 @@ class QueueScheduler(Scheduler):
         """Start queue-head jobs while they fit (the FCFS part of every list scheduler)."""
         queue = self._queue
         started = 0
-        while started < len(queue) and queue[started][3].res <= self._free_count:
+        while started < len(queue) and queue[started][3].res <= self._resources.nb_free:
             self._start(queue[started][3], now, decisions)
             started += 1
         if started:
             del queue[:started]
 
-    def _start(self, job: Job, now: float, decisions: list[Decision]) -> None:
-        alloc = self._take_lowest(job.res)
+    def _start(self, job: Job, now: float, decisions: list[Decision], estimate_s: float | None = None) -> None:
+        alloc = self._resources.take_lowest(job.res)
         self._seq += 1
-        end_key = (now + self.estimate_s(job), self._seq)
+        end_key = (now + (self.estimate_s(job) if estimate_s is None else estimate_s), self._seq)
         insort(self._ends, end_key)
         self._end_res[end_key] = job.res
         self._running[job.id] = Running(job, alloc, now, end_key)
         decisions.append(Execute(job.id, alloc))
-
-    def _take_lowest(self, count: int) -> ProcSet:
-        picked: list[tuple[int, int]] = []
-        need = count
-        for interval in self._free.intervals():
-            size = interval.sup - interval.inf + 1
-            if size >= need:
-                picked.append((interval.inf, interval.inf + need - 1))
-                break
-            picked.append((interval.inf, interval.sup))
-            need -= size
-        alloc = ProcSet(*picked)
-        self._free -= alloc
-        self._free_count -= count
-        return alloc
 
     # ------------------------------------------------------------------ introspection (tests, tools)
     @property
@@ -138,4 +122,8 @@ class QueueScheduler(Scheduler):
 
     @property
     def free_resources(self) -> ProcSet:
-        return ProcSet(self._free)
+        return self._resources.free_set()
+
+    @property
+    def nb_free(self) -> int:
+        return self._resources.nb_free

@@ -174,3 +174,18 @@ def test_failure_mid_run_keeps_partial_results_marked_incomplete(tmp_path, capsy
     assert summary["complete"] is False and "awaken" in summary["error"]
     rows = (out / "jobs.csv").read_text().splitlines()
     assert len(rows) == 2 and rows[1].startswith("a,")
+
+
+def test_fast_procset_construction_equals_procset_union():
+    from schedlab.resources import ResourceMask, procset_from_sorted
+
+    intervals = [(0, 3), (5, 5), (7, 12)]
+    assert procset_from_sorted(intervals) == ProcSet(*intervals)
+    assert str(procset_from_sorted(intervals)) == "0-3 5 7-12"
+    mask = ResourceMask(16)
+    mask.take(ProcSet((2, 4), 9))
+    got = mask.take_lowest(6)
+    assert got == ProcSet((0, 1), (5, 8)) and mask.nb_free == 6
+    assert mask.busy_part(ProcSet((8, 10))) == ProcSet((8, 9))
+    mask.release(got)
+    assert mask.free_set() == ProcSet((0, 1), (5, 8), (10, 15))

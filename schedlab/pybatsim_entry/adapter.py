@@ -19,7 +19,7 @@ def pybatsim_scheduler(scheduler_name: str, class_name: str) -> type:
 
     from schedlab.schedulers.base import create_scheduler
 
-    def __init__(self: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self: Any, options: dict[str, Any] | None = None) -> None:  # noqa: N807
         BatsimScheduler.__init__(self, options or {})
         opts = {k: v for k, v in (options or {}).items() if k not in ("export_prefix",)}
         self.scheduler = create_scheduler(scheduler_name, opts)
