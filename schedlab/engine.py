@@ -90,7 +90,7 @@ class Engine:
         self.nb_decisions = 0
         self.nb_steps = 0
         self._resources = ResourceMask(platform.nb_resources)
-        self._heap: list[tuple[float, int, int, EventKind, Any]] = []
+        self._heap: list[tuple[float, EventKind, int, Any]] = []  # (time, kind = priority, seq, payload)
         self._seq = 0
         self._progress = progress
         self._started = False
@@ -103,7 +103,7 @@ class Engine:
     # ------------------------------------------------------------------ event loop
     def _push(self, at_s: float, kind: EventKind, payload: Any) -> None:
         self._seq += 1
-        heapq.heappush(self._heap, (at_s, int(kind), self._seq, kind, payload))
+        heapq.heappush(self._heap, (at_s, kind, self._seq, payload))
 
     def _timed(self, fn: Callable[..., Any], *args: Any) -> Any:
         t0 = time.perf_counter()
@@ -122,54 +122,50 @@ class Engine:
 
     def step(self) -> bool:
         """Handle every event of the next instant; False when nothing is left."""
-        self.start()
+        if not self._started:
+            self.start()
         heap = self._heap
         if not heap:
             return False
         now = heap[0][0]
         self.now = now
         self.nb_steps += 1
-        scheduler = self.scheduler
-        clock = time.perf_counter
-        sched_s = 0.0
-        notified = False
+        # 1. the engine's own state changes for the whole instant
+        notices: list[tuple[EventKind, Any]] = []
+        pop = heapq.heappop
         while heap and heap[0][0] == now:
-            _, _, _, kind, payload = heapq.heappop(heap)
+            _, kind, _, payload = pop(heap)
             if kind is EventKind.JOB_COMPLETED:
-                record: JobRecord = payload
-                if record.state is not JobState.RUNNING:
+                if payload.state is not JobState.RUNNING:
                     continue  # killed earlier: this end is stale
-                self._finish(record, record.final_on_completion, now)
-                t1 = clock()
-                scheduler.on_job_completed(record.job.id, record.state, now)
-                sched_s += clock() - t1
+                self._finish(payload, payload.final_on_completion, now)
             elif kind is EventKind.JOB_SUBMITTED:
-                job: Job = payload
-                self.records[job.id].state = JobState.SUBMITTED
-                t1 = clock()
-                scheduler.on_job_submitted(job, now)
-                sched_s += clock() - t1
-            elif kind is EventKind.JOBS_KILLED:
-                t1 = clock()
-                for job_id in payload:
-                    scheduler.on_job_completed(job_id, JobState.COMPLETED_KILLED, now)
-                scheduler.on_jobs_killed(tuple(payload), now)
-                sched_s += clock() - t1
-            elif kind is EventKind.NO_MORE_JOBS:
-                t1 = clock()
-                scheduler.on_no_more_jobs(now)
-                sched_s += clock() - t1
-            elif kind is EventKind.REQUESTED_CALL:
-                t1 = clock()
-                scheduler.on_requested_call(now)
-                sched_s += clock() - t1
+                self.records[payload.id].state = JobState.SUBMITTED
             elif kind is EventKind.DEFERRED_DECISIONS:
                 self._apply(payload.decisions, now)
                 continue
-            notified = True
-        self.scheduling_time_s += sched_s
-        if notified:
-            self._decide()
+            notices.append((kind, payload))
+        # 2. the scheduler hears about all of it, then decides once (timed together)
+        if notices:
+            scheduler = self.scheduler
+            t0 = time.perf_counter()
+            for kind, payload in notices:
+                if kind is EventKind.JOB_COMPLETED:
+                    scheduler.on_job_completed(payload.job.id, payload.state, now)
+                elif kind is EventKind.JOB_SUBMITTED:
+                    scheduler.on_job_submitted(payload, now)
+                elif kind is EventKind.JOBS_KILLED:
+                    for job_id in payload:
+                        scheduler.on_job_completed(job_id, JobState.COMPLETED_KILLED, now)
+                    scheduler.on_jobs_killed(tuple(payload), now)
+                elif kind is EventKind.NO_MORE_JOBS:
+                    scheduler.on_no_more_jobs(now)
+                else:
+                    scheduler.on_requested_call(now)
+            decisions = scheduler.decide(now)
+            self.scheduling_time_s += time.perf_counter() - t0
+            if decisions:
+                self._apply(decisions, now)
         if self._progress is not None:
             self._progress(len(self.finished))
         return True
@@ -244,17 +240,17 @@ class Engine:
     def _execute(self, decision: Execute, now: float) -> None:
         record = self._submitted(decision.job_id, "EXECUTE_JOB", now)
         job, alloc = record.job, decision.alloc
-        if len(alloc) != job.res:
+        size = len(alloc)
+        if size != job.res:
             raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' has "
-                                  f"{len(alloc)} resources, the job requests {job.res}")
+                                  f"{size} resources, the job requests {job.res}")
         if alloc.min < 0 or alloc.max >= self.platform.nb_resources:
             raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' is "
                                   f"outside resources 0-{self.platform.nb_resources - 1}")
-        overlap = self._resources.busy_part(alloc)
-        if overlap:
+        overlap = self._resources.take_if_free(alloc, size)
+        if overlap is not None:
             raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: resources '{overlap}' "
                                   "are already in use (compute sharing is disabled)")
-        self._resources.take(alloc)
         record.state = JobState.RUNNING
         record.start_s = now
         record.alloc = alloc
@@ -268,7 +264,7 @@ class Engine:
     def _finish(self, record: JobRecord, state: JobState, now: float) -> None:
         record.state = state
         record.finish_s = now
-        self._resources.release(record.alloc)
+        self._resources.release(record.alloc, record.job.res)
         self.finished.append(record.job.id)
 
     def _kill(self, job_ids: Sequence[str], now: float) -> None:

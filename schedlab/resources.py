@@ -1,15 +1,17 @@
-"""Free/busy state of a platform's resources: a boolean mask (fast), `ProcSet`s at the edges.
+"""Free/busy state of a platform's resources: a byte mask (1 = free), `ProcSet`s at the edges.
 
-procset's set algebra is pure Python and dominated profiles of the engine and EASY; a numpy mask
-makes allocation O(P) in C, and only decisions carry `ProcSet`s (the protocol's interval sets).
+procset's set algebra is pure Python and dominated the first profiles of the engine and EASY; on a
+bytearray, finding runs of free resources and marking them are single C calls (`find`, slice
+assignment), so allocation costs O(runs), not O(resources). Only decisions carry `ProcSet`s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from procset import ProcInt, ProcSet
+
+_FREE, _BUSY = 1, 0
 
 
 def procset_from_sorted(intervals: Sequence[tuple[int, int]]) -> ProcSet:
@@ -23,44 +25,65 @@ def procset_from_sorted(intervals: Sequence[tuple[int, int]]) -> ProcSet:
 
 class ResourceMask:
     def __init__(self, nb_resources: int) -> None:
-        self.free = np.ones(nb_resources, dtype=bool)
+        self.free = bytearray([_FREE]) * nb_resources
         self.nb_free = nb_resources
+
+    def _runs(self, value: int, start: int = 0):
+        """(first, last) of each maximal run of `value`, ascending."""
+        mask, other, size = self.free, 1 - value, len(self.free)
+        pos = mask.find(value, start)
+        while pos >= 0:
+            end = mask.find(other, pos)
+            if end < 0:
+                end = size
+            yield pos, end - 1
+            pos = mask.find(value, end)
 
     def take_lowest(self, count: int) -> ProcSet:
         """Allocate the `count` lowest free ids (caller checked that enough are free)."""
-        ids = np.flatnonzero(self.free)[:count]
-        first, last = int(ids[0]), int(ids[-1])
-        if last - first == count - 1:
-            self.free[first:last + 1] = False
-            alloc = procset_from_sorted(((first, last),))
-        else:
-            self.free[ids] = False
-            breaks = np.flatnonzero(np.diff(ids) != 1)
-            starts = [first, *ids[breaks + 1].tolist()]
-            ends = [*ids[breaks].tolist(), last]
-            alloc = procset_from_sorted(list(zip(starts, ends, strict=True)))
+        mask = self.free
+        picked: list[tuple[int, int]] = []
+        need = count
+        for first, last in self._runs(_FREE):
+            width = last - first + 1
+            if width >= need:
+                picked.append((first, first + need - 1))
+                mask[first:first + need] = bytes(need)
+                break
+            picked.append((first, last))
+            mask[first:last + 1] = bytes(width)
+            need -= width
         self.nb_free -= count
-        return alloc
+        return procset_from_sorted(picked)
 
     def busy_part(self, alloc: ProcSet) -> ProcSet:
         """The resources of `alloc` that are not free (empty when it can be taken)."""
-        busy = []
+        mask = self.free
+        busy: list[int] = []
         for interval in alloc.intervals():
-            window = self.free[interval.inf:interval.sup + 1]
-            if not window.all():
-                busy.extend((interval.inf + np.flatnonzero(~window)).tolist())
+            if mask.find(_BUSY, interval.inf, interval.sup + 1) >= 0:
+                busy.extend(i for i in range(interval.inf, interval.sup + 1) if mask[i] == _BUSY)
         return ProcSet(*busy)
 
-    def take(self, alloc: ProcSet) -> None:
+    def take_if_free(self, alloc: ProcSet, size: int) -> ProcSet | None:
+        """Take `alloc` if all of it is free; else change nothing and return its busy part."""
+        mask = self.free
         for interval in alloc.intervals():
-            self.free[interval.inf:interval.sup + 1] = False
-        self.nb_free -= len(alloc)
+            if mask.find(_BUSY, interval.inf, interval.sup + 1) >= 0:
+                return self.busy_part(alloc)
+        self.take(alloc, size)
+        return None
 
-    def release(self, alloc: ProcSet) -> None:
+    def take(self, alloc: ProcSet, size: int) -> None:
+        """Mark `alloc` (of `size` resources, known to be free) busy."""
         for interval in alloc.intervals():
-            self.free[interval.inf:interval.sup + 1] = True
-        self.nb_free += len(alloc)
+            self.free[interval.inf:interval.sup + 1] = bytes(interval.sup - interval.inf + 1)
+        self.nb_free -= size
+
+    def release(self, alloc: ProcSet, size: int) -> None:
+        for interval in alloc.intervals():
+            self.free[interval.inf:interval.sup + 1] = bytearray([_FREE]) * (interval.sup - interval.inf + 1)
+        self.nb_free += size
 
     def free_set(self) -> ProcSet:
-        ids = np.flatnonzero(self.free).tolist()
-        return ProcSet(*ids) if ids else ProcSet()
+        return procset_from_sorted(list(self._runs(_FREE)))

@@ -49,37 +49,36 @@ class EasyBackfilling(QueueScheduler):
             head = queue[0][3]
             shadow_s, extra = self._shadow(head, now)
             self.head_reservations_s[head.id] = shadow_s
-            candidates = itertools.islice(queue, 1, None)
+            candidates = itertools.islice(enumerate(queue), 1, None)
         else:
             # Nothing was freed since the last pass: the jobs tried then still cannot start, so
             # only new arrivals are candidates (batsched's rule too). The head is unchanged.
             head_id, shadow_s, extra = cached
-            candidates = [e for e in self._new if e[3].id != head_id]
+            positions = {e[2]: i for i, e in enumerate(queue)} if len(self._new) > 8 else None
+            candidates = sorted((positions[e[2]] if positions else queue.index(e), e) for e in self._new
+                                if e[3].id != head_id)
             if self._resources.nb_free == 0 or not candidates:
                 return
         if self.backfill_order == "sjbf":
-            candidates = sorted(candidates, key=lambda e: (e[4], e[1], e[2]))
-        started: set[int] = set()
+            candidates = sorted(candidates, key=lambda c: (c[1][4], c[1][1], c[1][2]))
+        started: list[int] = []
         free = self._resources.nb_free
         # The hot loop of EASY: locals only, the estimate cached in the queue entry.
-        for entry in candidates:
+        for position, entry in candidates:
             if free == 0:
                 break
-            job = entry[3]
-            res = job.res
+            res = entry[5]
             if res > free:
                 continue
-            if now + entry[4] <= shadow_s:
-                pass
-            elif res <= extra:
+            if now + entry[4] > shadow_s:  # ends after the shadow time: only on extra resources
+                if res > extra:
+                    continue
                 extra -= res
-            else:
-                continue
-            self._start(job, now, decisions, entry[4])
+            self._start(entry[3], now, decisions, entry[4])
             free -= res
-            started.add(entry[2])
-        if started:
-            self._queue = [e for e in queue if e[2] not in started]
+            started.append(position)
+        for position in sorted(started, reverse=True):
+            del queue[position]
         self._reservation = (self._queue[0][3].id, shadow_s, extra)
 
     def _shadow(self, head: Job, now: float) -> tuple[float, int]:

@@ -34,7 +34,7 @@ class QueueScheduler(Scheduler):
         super().__init__()
         self.queue_order = queue_order
         self._policy = get_policy(queue_order)
-        self._queue: list[tuple[Any, ...]] = []  # (score, submit, seq, job, estimate), ascending
+        self._queue: list[tuple[Any, ...]] = []  # (score, submit, seq, job, estimate, res), ascending
         self._new: list[tuple[Any, ...]] = []  # entries submitted since the last decide
         self._running: dict[str, Running] = {}
         self._ends: list[tuple[float, int]] = []  # estimated ends of running jobs, ascending
@@ -63,7 +63,7 @@ class QueueScheduler(Scheduler):
             return
         self._seq += 1
         estimate = self.estimate_s(job)
-        entry = (self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate)
+        entry = (self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate, job.res)
         insort(self._queue, entry)
         self._new.append(entry)
 
@@ -71,7 +71,7 @@ class QueueScheduler(Scheduler):
         running = self._running.pop(job_id, None)
         if running is None:
             return  # a job we rejected, or not ours
-        self._resources.release(running.alloc)
+        self._resources.release(running.alloc, running.job.res)
         index = bisect_left(self._ends, running.end_key)
         del self._ends[index]
         del self._end_res[running.end_key]

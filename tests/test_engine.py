@@ -183,9 +183,9 @@ def test_fast_procset_construction_equals_procset_union():
     assert procset_from_sorted(intervals) == ProcSet(*intervals)
     assert str(procset_from_sorted(intervals)) == "0-3 5 7-12"
     mask = ResourceMask(16)
-    mask.take(ProcSet((2, 4), 9))
+    mask.take(ProcSet((2, 4), 9), 4)
     got = mask.take_lowest(6)
     assert got == ProcSet((0, 1), (5, 8)) and mask.nb_free == 6
     assert mask.busy_part(ProcSet((8, 10))) == ProcSet((8, 9))
-    mask.release(got)
+    mask.release(got, 6)
     assert mask.free_set() == ProcSet((0, 1), (5, 8), (10, 15))
