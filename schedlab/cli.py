@@ -94,6 +94,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_record(args: argparse.Namespace) -> int:
+    from schedlab.protocol.recorder import record
+
+    count = record(args.listen, args.forward, args.output, timeout_s=args.timeout)
+    print(f"{count} messages recorded -> {args.output}", file=sys.stderr)
+    return 0
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from schedlab.metrics import compute_metrics, format_table, nb_resources_from_schedule_csv, read_jobs_csv
 
@@ -189,6 +197,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="give up when batsim sends nothing for this many seconds (default: wait forever)")
     p.add_argument("--record", help="write every message to this JSON-lines file")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("record", help="relay Batsim <-> a decision process, writing every message")
+    p.add_argument("--listen", required=True, help="endpoint batsim connects to (bound here), e.g. tcp://127.0.0.1:28000")
+    p.add_argument("--forward", required=True, help="endpoint the decision process binds, e.g. tcp://127.0.0.1:28001")
+    p.add_argument("--output", "-o", required=True, help="JSON-lines file")
+    p.add_argument("--timeout", type=float, default=None, help="give up after this many silent seconds")
+    p.set_defaults(func=cmd_record)
 
     p = sub.add_parser("metrics", help="metrics of a jobs.csv (ours or Batsim's)")
     p.add_argument("jobs_csv")

@@ -14,30 +14,62 @@ import itertools
 import math
 from typing import Any
 
-from schedlab.model import Decision, Job
+from schedlab.model import Decision, Job, JobState
 from schedlab.schedulers.base import register
+from schedlab.schedulers.easy_machines import MachineReservationMixin
 from schedlab.schedulers.queue import QueueScheduler
 
 
 @register("easy")
-class EasyBackfilling(QueueScheduler):
+class EasyBackfilling(MachineReservationMixin, QueueScheduler):
     """EASY backfilling; candidates tried in queue order (`backfill_order="queue"`) or
-    shortest-estimate first (`"sjbf"`, Tsafrir et al. 2007)."""
+    shortest-estimate first (`"sjbf"`, Tsafrir et al. 2007). `reservation="machines"` follows
+    batsched's easy_bf instead of the textbook count-based rule (see easy_machines.py)."""
 
-    def __init__(self, *, queue_order: str = "fcfs", backfill_order: str = "queue") -> None:
+    def __init__(self, *, queue_order: str = "fcfs", backfill_order: str = "queue",
+                 reservation: str = "count", rjms_delay_s: float = 5.0) -> None:
         super().__init__(queue_order=queue_order)
         if backfill_order not in ("queue", "sjbf"):
             raise ValueError(f"backfill_order must be 'queue' or 'sjbf', got {backfill_order!r}")
+        if reservation not in ("count", "machines"):
+            raise ValueError(f"reservation must be 'count' or 'machines', got {reservation!r}")
+        if reservation == "machines" and (backfill_order != "queue" or self._policy.dynamic):
+            raise ValueError("reservation=machines follows batsched: backfill_order=queue and a static queue order")
+        if rjms_delay_s < 0:
+            raise ValueError("rjms_delay_s must be >= 0")
         self.backfill_order = backfill_order
+        self.reservation = reservation
+        self.rjms_delay_s = rjms_delay_s
+        if reservation == "machines":
+            self._machines_init()
         self._reservation: tuple[str, float, int] | None = None  # (head id, shadow time, extra)
         #: Latest shadow time computed for each job while it was the head (the invariant to check:
         #: with estimates that bound run times, a head never starts later than this).
         self.head_reservations_s: dict[str, float] = {}
 
     def options(self) -> dict[str, Any]:
-        return {**super().options(), "backfill_order": self.backfill_order}
+        options = {**super().options(), "backfill_order": self.backfill_order, "reservation": self.reservation}
+        if self.reservation == "machines":
+            options["rjms_delay_s"] = self.rjms_delay_s
+        return options
+
+    def on_job_submitted(self, job: Job, now: float) -> None:
+        if self.reservation == "machines" and job.res <= self.nb_resources:
+            rejection = self._machines_reject(job)
+            if rejection is not None:
+                self._pending.append(rejection)
+                return
+        super().on_job_submitted(job, now)
+
+    def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
+        super().on_job_completed(job_id, state, now)
+        if self.reservation == "machines":
+            self._machines_completed(job_id)
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
+        if self.reservation == "machines":
+            self._schedule_machines(now, decisions)
+            return
         queue = self._queue
         cached = self._reservation
         full_pass = self._released or cached is None or cached[0] != queue[0][3].id

@@ -41,6 +41,7 @@ class QueueScheduler(Scheduler):
         self._end_res: dict[tuple[float, int], int] = {}
         self._resources = ResourceMask(0)
         self._released = True  # resources were freed (or a call came) since the last decide
+        self._completed = False  # a job completed since the last decide
         self._seq = 0
         self._pending: list[Decision] = []
 
@@ -76,6 +77,7 @@ class QueueScheduler(Scheduler):
         del self._ends[index]
         del self._end_res[running.end_key]
         self._released = True
+        self._completed = True
 
     def on_requested_call(self, now: float) -> None:
         self._released = True
@@ -90,7 +92,7 @@ class QueueScheduler(Scheduler):
         if self._queue:
             self._schedule(now, decisions)
         self._new.clear()
-        self._released = False
+        self._released = self._completed = False
         return decisions
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
@@ -106,8 +108,13 @@ class QueueScheduler(Scheduler):
         if started:
             del queue[:started]
 
-    def _start(self, job: Job, now: float, decisions: list[Decision], estimate_s: float | None = None) -> None:
-        alloc = self._resources.take_lowest(job.res)
+    def _start(self, job: Job, now: float, decisions: list[Decision], estimate_s: float | None = None,
+               alloc: ProcSet | None = None) -> None:
+        """Start `job` now on `alloc` (default: the lowest free ids)."""
+        if alloc is None:
+            alloc = self._resources.take_lowest(job.res)
+        else:
+            self._resources.take(alloc, job.res)
         self._seq += 1
         end_key = (now + (self.estimate_s(job) if estimate_s is None else estimate_s), self._seq)
         insort(self._ends, end_key)

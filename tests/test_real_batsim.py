@@ -42,6 +42,7 @@ def find_tool(name: str) -> str:
 
 def run_real_batsim(tmp_path: Path, platform: Path, workload: Path, scheduler_argv: list[str]) -> list[dict]:
     batsim = find_tool("batsim")
+    tmp_path.mkdir(parents=True, exist_ok=True)
     port = free_loopback_port()
     argv = [a.replace("{socket}", f"tcp://127.0.0.1:{port}") for a in scheduler_argv]
     with (tmp_path / "sched.log").open("wb") as log:
@@ -103,3 +104,92 @@ def test_engine_hosts_real_batsched_fcfs_like_real_batsim(tmp_path):
     ours = {r.job.name: r.start_s for r in engine.records.values()}
     for row in rows:
         assert abs(float(row["starting_time"]) - ours[row["job_id"]]) < 1.0, row["job_id"]
+
+
+def record_real_run(tmp_path: Path, platform: Path, workload: Path, scheduler_argv: list[str]) -> list[dict]:
+    """real batsim -> `schedlab record` -> decision process; returns the recorded messages."""
+    batsim = find_tool("batsim")
+    front, back = free_loopback_port(), free_loopback_port()
+    argv = [a.replace("{socket}", f"tcp://127.0.0.1:{back}") for a in scheduler_argv]
+    record = tmp_path / "run.jsonl"
+    with (tmp_path / "sched.log").open("wb") as log:
+        sched = subprocess.Popen(argv, stdout=log, stderr=log)
+        relay = subprocess.Popen([sys.executable, "-m", "schedlab", "record", "--listen", f"tcp://127.0.0.1:{front}",
+                                  "--forward", f"tcp://127.0.0.1:{back}", "-o", str(record), "--timeout", "120"])
+        try:
+            done = subprocess.run([batsim, "-p", str(platform), "-w", str(workload), "-e", str(tmp_path / "rec"),
+                                   "-s", f"tcp://localhost:{front}"], capture_output=True, timeout=600)
+            assert done.returncode == 0, done.stderr.decode()[-2000:]
+            assert relay.wait(timeout=30) == 0
+            sched.wait(timeout=30)
+        finally:
+            for process in (sched, relay):
+                if process.poll() is None:
+                    process.kill()
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def replay_and_compare(lines: list[dict], scheduler) -> int:
+    """Feed the recorded Batsim messages to our scheduler; every reply must equal the recorded one
+    (same jobs started on the same allocations, same rejections). Returns the number of replies."""
+    from schedlab.model import Reject, SetMetadata
+    from schedlab.protocol.messages import parse_reply
+    from schedlab.protocol.server import DecisionServer
+
+    def norm(decisions):  # our rejections also set a reason as metadata; batsched's do not
+        return [("reject", d.job_id) if isinstance(d, Reject) else d
+                for _, d in decisions if not isinstance(d, SetMetadata)]
+
+    server = DecisionServer(scheduler)
+    replies = 0
+    for index, line in enumerate(lines):
+        if line["dir"] != "batsim->sched":
+            continue
+        ours = norm(parse_reply(server.handle(line["raw"]))[1])
+        theirs = norm(parse_reply(lines[index + 1]["raw"])[1])
+        assert ours == theirs, f"reply to message seq {line['seq']} differs"
+        replies += 1
+    assert server.finished
+    return replies
+
+
+@pytest.mark.parametrize(("batsched_algo", "name", "options"), [
+    ("easy_bf", "easy", {"reservation": "machines"}),
+    ("fcfs_fast", "fcfs", {}),
+])
+def test_our_replies_equal_batsched_on_a_recorded_real_run(tmp_path, batsched_algo, name, options):
+    batsched = find_tool("batsched")
+    workload = generate(nb_jobs=400, nb_resources=32, seed=11, load=0.9)  # 5% jobs killed at walltime
+    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
+    (tmp_path / "p.xml").write_text(cluster_xml(32))
+    lines = record_real_run(tmp_path, tmp_path / "p.xml", tmp_path / "w.json",
+                            [batsched, "-v", batsched_algo, "-s", "{socket}"])
+    assert replay_and_compare(lines, create_scheduler(name, options)) > 400
+
+
+def test_pybatsim_entry_file_under_real_batsim(tmp_path):
+    pybatsim = Path(find_tool("batsim")).parent.parent / "venv" / "bin" / "pybatsim"
+    if not pybatsim.exists():
+        pytest.skip("pybatsim venv not built (scripts/install-batsim.sh builds it)")
+    site = next((pybatsim.parent.parent / "lib").glob("python3*/site-packages"))
+    entry = Path(__file__).resolve().parent.parent / "schedlab" / "pybatsim_entry" / "schedlabEasy.py"
+    workload, platform = inputs(tmp_path)
+    # our interpreter (schedlab installed), pybatsim's packages appended to the path
+    launcher = (f"import sys; sys.path.append({str(site)!r}); from batsim.cmds.launcher import main; "
+                f"sys.argv = ['pybatsim', {str(entry)!r}, '-t', '0', '-s', sys.argv[1]]; sys.exit(main())")
+    rows = run_real_batsim(tmp_path, tmp_path / "p.xml", tmp_path / "w.json",
+                           [sys.executable, "-c", launcher, "{socket}"])
+    served = run_real_batsim(tmp_path / "serve", tmp_path / "p.xml", tmp_path / "w.json",
+                             [sys.executable, "-m", "schedlab", "serve", "easy", "--socket", "{socket}"])
+    assert {r["job_id"]: r["allocated_resources"] for r in rows} == {
+        r["job_id"]: r["allocated_resources"] for r in served}
+
+
+@pytest.mark.parametrize("nb_hosts", [256, 512, 15_680])
+def test_platform_sizes_we_ship_load_in_real_batsim(tmp_path, nb_hosts):
+    workload = generate(nb_jobs=30, nb_resources=min(nb_hosts, 64), seed=2, load=0.5)
+    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
+    (tmp_path / "p.xml").write_text(cluster_xml(nb_hosts))
+    rows = run_real_batsim(tmp_path, tmp_path / "p.xml", tmp_path / "w.json",
+                           [sys.executable, "-m", "schedlab", "serve", "easy", "--socket", "{socket}"])
+    assert len(rows) == 30 and all(r["final_state"].startswith("COMPLETED") for r in rows)
