@@ -97,22 +97,35 @@ def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None,
           record_path: str | None = None) -> DecisionServer:
     """Bind `endpoint` (REP) and answer Batsim until SIMULATION_ENDS."""
     import zmq
+    from zmq.utils.monitor import recv_monitor_message
 
     server = DecisionServer(scheduler)
     context = zmq.Context.instance()
     socket = context.socket(zmq.REP)
     socket.setsockopt(zmq.LINGER, 1000)
     recorder = Recorder(record_path) if record_path else None
+    monitor = None
     try:
         try:
             socket.bind(endpoint)
         except zmq.ZMQError as exc:
             raise ProtocolError(f"cannot bind {endpoint}: {exc}") from None
+        # A monitor tells us when Batsim's TCP connection drops (Batsim killed): without it a REP
+        # socket would wait forever for the next request.
+        monitor = socket.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
         poller = zmq.Poller()
         poller.register(socket, zmq.POLLIN)
+        poller.register(monitor, zmq.POLLIN)
         while not server.finished:
-            if not poller.poll(None if timeout_s is None else timeout_s * 1000):
+            ready = dict(poller.poll(None if timeout_s is None else timeout_s * 1000))
+            if not ready:
                 raise ProtocolError(f"no message from batsim for {timeout_s:g} s on {endpoint}")
+            if monitor in ready:
+                event = recv_monitor_message(monitor)
+                if event["event"] == zmq.EVENT_DISCONNECTED and socket not in ready:
+                    raise ProtocolError(f"batsim disconnected from {endpoint} before the simulation ended "
+                                        f"(after {server.nb_messages} messages)")
+                continue
             raw = socket.recv()
             if recorder:
                 recorder.write("batsim->sched", raw)
@@ -130,4 +143,7 @@ def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None,
     finally:
         if recorder:
             recorder.close()
+        if monitor is not None:
+            socket.disable_monitor()
+            monitor.close()
         socket.close()

@@ -1,0 +1,55 @@
+"""docker/: the compose file parses and every command in it is a real command line.
+
+No Docker engine runs here; building the images is not tested (README says so)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schedlab.cli import build_parser
+
+DOCKER = Path(__file__).resolve().parent.parent / "docker"
+BATSIM_FLAGS = {"-p", "-w", "-e", "-s", "--mmax-workload", "-m"}  # Batsim 4.2.1 options used here
+
+
+def compose() -> dict:
+    yaml = pytest.importorskip("yaml")
+    return yaml.safe_load((DOCKER / "compose.yaml").read_text())
+
+
+def test_compose_has_the_three_services_wired_together():
+    services = compose()["services"]
+    assert set(services) == {"batsim", "scheduler", "experiment"}
+    batsim = services["batsim"]["command"]
+    endpoint = batsim[batsim.index("-s") + 1]
+    assert endpoint == "tcp://scheduler:28000"
+    serve = services["scheduler"]["command"]
+    assert serve[serve.index("--socket") + 1] == "tcp://*:28000"  # bound inside the compose network
+    # batsim reads what the experiment writes
+    out = services["experiment"]["command"][services["experiment"]["command"].index("--out") + 1]
+    assert batsim[batsim.index("-w") + 1].startswith(out) and batsim[batsim.index("-p") + 1].startswith(out)
+
+
+def test_every_schedlab_command_parses():
+    parser = build_parser()
+    for name, service in compose()["services"].items():
+        command = service["command"]
+        if command[0] == "schedlab":
+            args = parser.parse_args(command[1:])  # SystemExit (a failure) if not a real command line
+            assert callable(args.func), name
+        else:
+            assert command[0] == "batsim"
+            flags = {a for a in command[1:] if a.startswith("-")}
+            assert flags <= BATSIM_FLAGS, name
+
+
+def test_dockerfiles_name_real_files_and_refs():
+    app = (DOCKER / "Dockerfile").read_text()
+    for line in app.splitlines():
+        if line.startswith("COPY ") and not line.startswith("COPY --"):
+            for source in line.split()[1:-1]:
+                assert (DOCKER.parent / source).exists(), source
+    batsim = (DOCKER / "batsim.Dockerfile").read_text()
+    assert "BATSIM_REF=v4.2.1" in batsim and "17072778995100fc90214ea4910bf5b171adfd0d" in batsim

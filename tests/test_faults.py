@@ -1,0 +1,125 @@
+"""Faults end cleanly: one line, non-zero exit, bounded time, nobody left waiting."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+import zmq
+
+from schedlab.platforms.generate import cluster_xml
+from schedlab.protocol.client import free_loopback_port
+from schedlab.workloads.synthetic import generate
+from tests.test_real_batsim import find_tool
+
+BROKEN = """
+import sys
+from schedlab.cli import main
+from schedlab.schedulers.base import SCHEDULERS
+from schedlab.schedulers.easy import EasyBackfilling
+
+class Broken(EasyBackfilling):
+    def on_job_submitted(self, job, now):
+        if job.name == "3":
+            raise ZeroDivisionError("division by zero")
+        super().on_job_submitted(job, now)
+
+SCHEDULERS["broken"] = Broken
+sys.exit(main(["serve", "broken", "--socket", sys.argv[1]]))
+"""
+
+BEGINS = {"now": 0.0, "events": [{"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": {
+    "nb_resources": 2, "nb_compute_resources": 2, "compute_resources": [
+        {"id": 0, "name": "a", "state": "idle", "properties": {}},
+        {"id": 1, "name": "b", "state": "idle", "properties": {}}]}}]}
+
+
+def serve(endpoint: str, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "schedlab", "serve", "easy", "--socket", endpoint, *extra],
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def talk(endpoint: str, messages: list[bytes]) -> list[bytes]:
+    context = zmq.Context.instance()
+    sock = context.socket(zmq.REQ)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 10_000)
+    sock.connect(endpoint)
+    replies = []
+    try:
+        for message in messages:
+            sock.send(message)
+            replies.append(sock.recv())
+    finally:
+        sock.close()
+    return replies
+
+
+@pytest.mark.parametrize(("bad", "fragment"), [
+    (b"{oops", "malformed JSON"),
+    (json.dumps({"now": 5.0, "events": [{"timestamp": 4.0, "type": "REQUESTED_CALL", "data": {}},
+                                         {"timestamp": 3.0, "type": "REQUESTED_CALL", "data": {}}]}).encode(),
+     "earlier than the previous"),
+])
+def test_malformed_or_out_of_order_message_is_a_one_line_error(bad, fragment):
+    endpoint = f"tcp://127.0.0.1:{free_loopback_port()}"
+    process = serve(endpoint)
+    replies = talk(endpoint, [json.dumps(BEGINS).encode(), bad])
+    assert json.loads(replies[0])["events"] == []
+    assert replies[1] == b""  # not JSON: a real Batsim aborts instead of waiting forever
+    _, err = process.communicate(timeout=10)
+    lines = err.decode().strip().splitlines()
+    assert process.returncode == 1 and len(lines) == 1 and fragment in lines[0] and "Traceback" not in lines[0]
+
+
+def test_silent_batsim_hits_the_serve_timeout():
+    endpoint = f"tcp://127.0.0.1:{free_loopback_port()}"
+    process = serve(endpoint, "--timeout", "1")
+    start = time.monotonic()
+    _, err = process.communicate(timeout=20)
+    assert process.returncode == 1 and "no message from batsim for 1 s" in err.decode()
+    assert time.monotonic() - start < 15
+
+
+@pytest.mark.batsim
+def test_batsim_killed_mid_run_makes_serve_exit_quickly(tmp_path):
+    batsim = find_tool("batsim")
+    workload = generate(nb_jobs=3000, nb_resources=16, seed=4)
+    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
+    (tmp_path / "p.xml").write_text(cluster_xml(16))
+    port = free_loopback_port()
+    process = serve(f"tcp://127.0.0.1:{port}")
+    peer = subprocess.Popen([batsim, "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "w.json"),
+                             "-e", str(tmp_path / "out"), "-s", f"tcp://localhost:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    assert peer.poll() is None, "batsim finished before it could be killed; use a longer workload"
+    peer.kill()
+    peer.wait()
+    killed_at = time.monotonic()
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 1 and "batsim disconnected" in err.decode()
+    assert time.monotonic() - killed_at < 10
+    assert err.decode().count("\n") == 1
+
+
+@pytest.mark.batsim
+def test_scheduler_exception_names_job_and_event_and_batsim_does_not_hang(tmp_path):
+    batsim = find_tool("batsim")
+    workload = generate(nb_jobs=20, nb_resources=4, seed=4)
+    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
+    (tmp_path / "p.xml").write_text(cluster_xml(4))
+    port = free_loopback_port()
+    process = subprocess.Popen([sys.executable, "-c", BROKEN, f"tcp://127.0.0.1:{port}"],
+                               stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+    peer = subprocess.run([batsim, "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "w.json"),
+                           "-e", str(tmp_path / "out"), "-s", f"tcp://localhost:{port}"],
+                          capture_output=True, timeout=60)
+    _, err = process.communicate(timeout=30)
+    message = err.decode().strip()
+    assert process.returncode == 1 and message.count("\n") == 0
+    assert "failed on JobSubmitted for job 'w0!3'" in message and "ZeroDivisionError" in message
+    assert peer.returncode != 0  # batsim aborted on the non-JSON reply instead of waiting forever
