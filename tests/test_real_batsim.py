@@ -173,7 +173,7 @@ def test_pybatsim_entry_file_under_real_batsim(tmp_path):
         pytest.skip("pybatsim venv not built (scripts/install-batsim.sh builds it)")
     site = next((pybatsim.parent.parent / "lib").glob("python3*/site-packages"))
     entry = Path(__file__).resolve().parent.parent / "schedlab" / "pybatsim_entry" / "schedlabEasy.py"
-    workload, platform = inputs(tmp_path)
+    inputs(tmp_path)
     # our interpreter (schedlab installed), pybatsim's packages appended to the path
     launcher = (f"import sys; sys.path.append({str(site)!r}); from batsim.cmds.launcher import main; "
                 f"sys.argv = ['pybatsim', {str(entry)!r}, '-t', '0', '-s', sys.argv[1]]; sys.exit(main())")
