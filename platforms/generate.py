@@ -1,56 +1,71 @@
-"""Generate SimGrid platform XML that real Batsim 4.2.1 loads: one `<cluster>` of compute hosts plus a
-master host, a simple star network (each host's private link to a backbone)."""
+"""Generate SimGrid platform XML that real Batsim 4.2.1 loads, with ids in numeric order.
+
+Batsim numbers compute resources by host name sorted as strings, so `node2` would come after
+`node10`. SimGrid `<cluster>` radicals cannot zero-pad, so resources are split into one cluster per
+number of digits, whose prefixes carry the padding (`node0000` + 0-9, `node000` + 10-99, ...): every
+name has the same width, string order equals numeric order, and the file stays a few KB even for
+15,680 resources. Clusters and the master host are joined by zone routes over a backbone (Batsim
+needs a route from each host to the master).
+"""
 
 from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
 
-def cluster_xml(nb_hosts: int, *, prefix: str = "host", speed: str = "1Gf", bandwidth: str = "125MBps",
-                latency: str = "50us", cores_per_host: int = 1, zero_pad: bool = True) -> str:
-    """A platform of `nb_hosts` compute hosts named so that Batsim's id order (names sorted as
-    strings) equals the numeric order: names are zero-padded unless `zero_pad` is False."""
-    if nb_hosts <= 0 or cores_per_host <= 0:
-        raise ValueError("nb_hosts and cores_per_host must be > 0")
-    width = len(str(nb_hosts - 1)) if zero_pad else 0
-    # SimGrid clusters cannot zero-pad their radicals, so padded platforms list their hosts. The
-    # master is found by its name (Batsim's --master-host default); a role prop too would make
-    # Batsim read the role "master,master" and abort.
-    if width > 1:
-        hosts = "\n".join(
-            f'    <host id="{prefix}{i:0{width}d}" speed={quoteattr(speed)} core="{cores_per_host}"/>'
-            for i in range(nb_hosts))
-        links = "\n".join(
-            f'    <link id="l{i}" bandwidth={quoteattr(bandwidth)} latency={quoteattr(latency)}/>'
-            for i in range(nb_hosts))
-        routes = "\n".join(
-            f'    <route src="master_host" dst="{prefix}{i:0{width}d}"><link_ctn id="l{i}"/>'
-            f'<link_ctn id="backbone"/></route>' for i in range(nb_hosts))
-        body = f"""  <zone id="AS0" routing="Full">
-    <host id="master_host" speed={quoteattr(speed)}/>
-{hosts}
-    <link id="backbone" bandwidth="10GBps" latency="500us"/>
-{links}
-{routes}
-  </zone>"""
-    else:
-        body = f"""  <zone id="AS0" routing="Full">
-    <cluster id="compute" prefix="{prefix}" suffix="" radical="0-{nb_hosts - 1}" core="{cores_per_host}"
-             speed={quoteattr(speed)} bw={quoteattr(bandwidth)} lat={quoteattr(latency)}
-             bb_bw="10GBps" bb_lat="500us"/>
-    <cluster id="master" prefix="master_host" suffix="" radical="0-0" speed={quoteattr(speed)}
-             bw={quoteattr(bandwidth)} lat={quoteattr(latency)} bb_bw="10GBps" bb_lat="500us">
-      <prop id="role" value="master"/>
-    </cluster>
-    <link id="backbone" bandwidth="10GBps" latency="500us"/>
-    <zoneRoute src="compute" dst="master" gw_src="{prefix}compute_router" gw_dst="master_hostmaster_router">
-      <link_ctn id="backbone"/>
-    </zoneRoute>
-  </zone>"""
+def _digit_groups(count: int) -> list[tuple[int, int, int]]:
+    """(digits, first, last) ranges covering 0..count-1."""
+    groups, first, digits = [], 0, 1
+    while first < count:
+        last = min(count - 1, 10**digits - 1)
+        groups.append((digits, first, last))
+        first, digits = last + 1, digits + 1
+    return groups
+
+
+def cluster_xml(nb_resources: int, *, prefix: str = "node", speed: str = "1Gf", bandwidth: str = "125MBps",
+                latency: str = "50us", cores_per_resource: int = 1, comment: str = "") -> str:
+    """A platform of `nb_resources` compute hosts (`prefix` + zero-padded number) and `master_host0`."""
+    if nb_resources <= 0 or cores_per_resource <= 0:
+        raise ValueError("nb_resources and cores_per_resource must be > 0")
+    width = len(str(nb_resources - 1))
+    attrs = (f"speed={quoteattr(speed)} bw={quoteattr(bandwidth)} lat={quoteattr(latency)} "
+             f'bb_bw="10GBps" bb_lat="500us"')
+    zones: list[tuple[str, str]] = []
+    lines: list[str] = []
+    for digits, first, last in _digit_groups(nb_resources):
+        zone_id, zone_prefix = f"compute{digits}", prefix + "0" * (width - digits)
+        core = f' core="{cores_per_resource}"' if cores_per_resource > 1 else ""
+        lines.append(f'    <cluster id="{zone_id}" prefix="{zone_prefix}" suffix="" radical="{first}-{last}"{core} '
+                     f"{attrs}/>")
+        zones.append((zone_id, zone_prefix))
+    lines.append(f'    <cluster id="master" prefix="master_host" suffix="" radical="0-0" {attrs}>')
+    lines.append('      <prop id="role" value="master"/>')
+    lines.append("    </cluster>")
+    lines.append('    <link id="backbone" bandwidth="10GBps" latency="500us"/>')
+    zones.append(("master", "master_host"))
+    for i, (src, src_prefix) in enumerate(zones):
+        for dst, dst_prefix in zones[i + 1:]:
+            lines.append(f'    <zoneRoute src="{src}" dst="{dst}" gw_src="{src_prefix}{src}_router" '
+                         f'gw_dst="{dst_prefix}{dst}_router"><link_ctn id="backbone"/></zoneRoute>')
+    note = f"<!-- {comment} -->\n" if comment else ""
+    body = "\n".join(lines)
     return f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<!-- schedlab platform: {nb_hosts} compute hosts ({cores_per_host} core(s) each) + master_host -->
-<platform version="4.1">
+<!-- schedlab platform: {nb_resources} compute resources ({prefix}{"0" * width}-{prefix}{nb_resources - 1}), master_host0 -->
+{note}<platform version="4.1">
+  <zone id="AS0" routing="Full">
 {body}
+  </zone>
 </platform>
 """
+
+
+def machine_xml(nb_hosts: int, cores_per_host: int = 1, *, resource_per: str = "core", comment: str = "") -> str:
+    """A machine of `nb_hosts` x `cores_per_host`: one Batsim resource per core (default), the
+    allocation unit of core-level studies, or one per host (`resource_per="host"`)."""
+    if resource_per == "core":
+        return cluster_xml(nb_hosts * cores_per_host, prefix="core", comment=comment)
+    if resource_per == "host":
+        return cluster_xml(nb_hosts, prefix="node", cores_per_resource=cores_per_host, comment=comment)
+    raise ValueError(f"resource_per must be 'core' or 'host', got {resource_per!r}")

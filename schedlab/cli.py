@@ -137,12 +137,13 @@ def cmd_workload_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_platform_generate(args: argparse.Namespace) -> int:
-    from schedlab.platforms.generate import cluster_xml
+    from schedlab.platforms.generate import machine_xml
 
-    text = cluster_xml(args.hosts, cores_per_host=args.cores_per_host)
+    text = machine_xml(args.hosts, args.cores_per_host, resource_per=args.resource_per)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(text, encoding="utf-8")
-    print(f"{args.hosts} compute hosts + master_host -> {args.output}")
+    count = args.hosts * (args.cores_per_host if args.resource_per == "core" else 1)
+    print(f"{count} compute resources (one per {args.resource_per}) + master_host0 -> {args.output}")
     return 0
 
 
@@ -237,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = psub.add_parser("generate", help="SimGrid platform XML loadable by Batsim 4.2.1")
     g.add_argument("--hosts", type=int, required=True)
     g.add_argument("--cores-per-host", type=int, default=1)
+    g.add_argument("--resource-per", choices=("core", "host"), default="core",
+                   help="one Batsim compute resource per core (default) or per host")
     g.add_argument("--output", "-o", required=True)
     g.set_defaults(func=cmd_platform_generate)
     return parser

@@ -40,9 +40,21 @@ def test_leading_whitespace_before_xml_declaration_is_accepted():
     assert parse_platform_xml(text).nb_resources == 4
 
 
-def test_generated_platform_orders_ids_numerically():
-    platform = parse_platform_xml(cluster_xml(12))
-    assert platform.resource_names == tuple(f"host{i:02d}" for i in range(12))
+@pytest.mark.parametrize("count", [1, 9, 12, 100, 1001])
+def test_generated_platform_orders_ids_numerically(count):
+    platform = parse_platform_xml(cluster_xml(count))
+    width = len(str(count - 1))
+    assert platform.resource_names == tuple(f"node{i:0{width}d}" for i in range(count))
+
+
+def test_shipped_platforms():
+    from schedlab.platforms import platform_path
+    from schedlab.platforms.generate import machine_xml
+
+    sizes = {"lublin256": 256, "marconi100": 15_680, "constrained512": 512}
+    for name, size in sizes.items():
+        assert load_platform(platform_path(name)).nb_resources == size
+    assert parse_platform_xml(machine_xml(980, 16, resource_per="host")).nb_resources == 980
 
 
 def test_malformed_xml_names_file_and_line(tmp_path):

@@ -23,7 +23,9 @@ from schedlab.platform import parse_platform_xml
 from schedlab.platforms.generate import cluster_xml
 from schedlab.protocol.client import ExternalDecisionProcess, free_loopback_port
 from schedlab.schedulers.base import create_scheduler
+from schedlab.workload import load_workload
 from schedlab.workloads.synthetic import generate
+from tests.conftest import BATSIM_V4
 
 pytestmark = pytest.mark.batsim
 
@@ -66,44 +68,84 @@ def inputs(tmp_path: Path, nb_jobs: int = 150, nb_res: int = 32, seed: int = 5):
     return workload, parse_platform_xml(cluster_xml(nb_res))
 
 
-@pytest.mark.parametrize("name", ["fcfs", "easy", "easy-sjbf"])
-def test_real_batsim_with_schedlab_serve_respects_invariants(tmp_path, name):
-    workload, platform = inputs(tmp_path)
-    rows = run_real_batsim(tmp_path, tmp_path / "p.xml", tmp_path / "w.json",
-                           [sys.executable, "-m", "schedlab", "serve", name, "--socket", "{socket}"])
-    assert len(rows) == len(workload.jobs)
+def check_batsim_jobs_csv(rows: list[dict], nb_jobs: int) -> None:
+    """The schedule invariants, on Batsim's own jobs.csv."""
+    assert len(rows) == nb_jobs and len({r["job_id"] for r in rows}) == nb_jobs  # each job exactly once
     busy: dict[int, list[tuple[float, float]]] = {}
     for row in rows:
+        if row["final_state"] == "REJECTED":
+            continue
         assert float(row["starting_time"]) >= float(row["submission_time"])
         alloc = ProcSet.from_str(row["allocated_resources"])
         assert len(alloc) == int(row["requested_number_of_resources"])
+        if row["final_state"] == "COMPLETED_WALLTIME_REACHED":
+            assert abs(float(row["execution_time"]) - float(row["requested_time"])) < 0.01
         for r in alloc:
             busy.setdefault(r, []).append((float(row["starting_time"]), float(row["finish_time"])))
     for spans in busy.values():
         spans.sort()
         assert all(a[1] <= b[0] + 1e-6 for a, b in itertools.pairwise(spans))
-    if name == "fcfs":  # FCFS is insensitive to Batsim's message latencies: starts agree within 1 s
-        engine = Engine(platform, workload, create_scheduler(name))
-        engine.run()
-        ours = {r.job.name: r.start_s for r in engine.records.values()}
-        for row in rows:
-            assert abs(float(row["starting_time"]) - ours[row["job_id"]]) < 1.0, row["job_id"]
 
 
-def test_engine_hosts_real_batsched_fcfs_like_real_batsim(tmp_path):
+def start_differences(rows: list[dict], engine: Engine) -> list[float]:
+    ours = {r.job.name: r.start_s for r in engine.records.values() if r.start_s is not None}
+    return [abs(float(r["starting_time"]) - ours[r["job_id"]]) for r in rows if r["starting_time"]]
+
+
+WORKLOADS = {  # name -> (workload factory, loaded)
+    "generated-light": (lambda: generate(nb_jobs=600, nb_resources=512, seed=3, load=0.5), False),
+    "generated-loaded": (lambda: generate(nb_jobs=600, nb_resources=512, seed=3, load=0.95), True),
+    "batsim-paper-800": (lambda: load_workload(BATSIM_V4 / "workloads" / "test_batsim_paper_workload_seed1.json"),
+                         False),
+    "batsim-hpc-250": (lambda: load_workload(BATSIM_V4 / "workloads" / "example_workload_hpc_seed1_jobs250.json"),
+                       False),
+    "batsim-delays": (lambda: load_workload(BATSIM_V4 / "workloads" / "test_delays.json"), False),
+    "batsim-same-submit": (lambda: load_workload(BATSIM_V4 / "workloads" / "test_same_submit_time.json"), False),
+}
+
+
+@pytest.mark.parametrize("name", ["fcfs", "easy", "easy-sjbf"])
+@pytest.mark.parametrize("source", sorted(WORKLOADS))
+def test_real_batsim_with_schedlab_serve_on_the_512_core_platform(tmp_path, name, source):
+    """Invariants hold on Batsim's jobs.csv; start times agree with the embedded engine within 1 s
+    for FCFS always and for EASY on light loads. Loaded EASY: Batsim's message latencies (ms) shift
+    `now`, and a backfill whose margin is smaller flips, then the change propagates; we require 95%
+    of the jobs within 1 s there (measured: 99.3%-100%)."""
+    from schedlab.platform import load_platform
+    from schedlab.platforms import platform_path
+
+    factory, loaded = WORKLOADS[source]
+    if source.startswith("batsim") and not BATSIM_V4.exists():
+        pytest.skip(f"shared data not present: {BATSIM_V4}")
+    workload = factory()
+    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
+    platform = load_platform(platform_path("constrained512"))
+    rows = run_real_batsim(tmp_path, platform_path("constrained512"), tmp_path / "w.json",
+                           [sys.executable, "-m", "schedlab", "serve", name, "--socket", "{socket}"])
+    check_batsim_jobs_csv(rows, len(workload.jobs))
+    engine = Engine(platform, workload, create_scheduler(name))
+    engine.run()
+    differences = start_differences(rows, engine)
+    if name == "fcfs" or not loaded:
+        assert max(differences) < 1.0
+    else:
+        assert sum(d < 1.0 for d in differences) >= 0.95 * len(differences)
+
+
+@pytest.mark.parametrize("algo", ["fcfs_fast", "easy_bf"])
+def test_engine_hosts_real_batsched_like_real_batsim(tmp_path, algo):
+    """Our engine as the Batsim side of real batsched: same schedule as real Batsim + batsched."""
     batsched = find_tool("batsched")
-    workload, platform = inputs(tmp_path)
-    rows = run_real_batsim(tmp_path, tmp_path / "p.xml", tmp_path / "w.json",
-                           [batsched, "-v", "fcfs_fast", "-s", "{socket}"])
-    external = ExternalDecisionProcess(f"{batsched} -v fcfs_fast -s {{socket}}", workload=workload, timeout_s=60)
+    workload, platform = inputs(tmp_path, nb_jobs=300)
+    rows = run_real_batsim(tmp_path, tmp_path / "p.xml", tmp_path / "w.json", [batsched, "-v", algo, "-s", "{socket}"])
+    external = ExternalDecisionProcess(f"{batsched} -v {algo} -s {{socket}}", workload=workload, timeout_s=60)
     try:
         engine = Engine(platform, workload, external)
         engine.run()
     finally:
         external.close()
-    ours = {r.job.name: r.start_s for r in engine.records.values()}
-    for row in rows:
-        assert abs(float(row["starting_time"]) - ours[row["job_id"]]) < 1.0, row["job_id"]
+    check_batsim_jobs_csv(rows, len(workload.jobs))
+    assert max(start_differences(rows, engine)) < 1.0
 
 
 def record_real_run(tmp_path: Path, platform: Path, workload: Path, scheduler_argv: list[str]) -> list[dict]:
@@ -185,11 +227,18 @@ def test_pybatsim_entry_file_under_real_batsim(tmp_path):
         r["job_id"]: r["allocated_resources"] for r in served}
 
 
-@pytest.mark.parametrize("nb_hosts", [256, 512, 15_680])
-def test_platform_sizes_we_ship_load_in_real_batsim(tmp_path, nb_hosts):
-    workload = generate(nb_jobs=30, nb_resources=min(nb_hosts, 64), seed=2, load=0.5)
+@pytest.mark.parametrize("name", ["lublin256", "marconi100", "constrained512"])
+def test_every_platform_we_ship_loads_in_real_batsim(tmp_path, name):
+    from schedlab.platform import load_platform
+    from schedlab.platforms import platform_path
+
+    platform = load_platform(platform_path(name))
+    workload = generate(nb_jobs=30, nb_resources=platform.nb_resources, seed=2, load=0.5)
     (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
-    (tmp_path / "p.xml").write_text(cluster_xml(nb_hosts))
-    rows = run_real_batsim(tmp_path, tmp_path / "p.xml", tmp_path / "w.json",
+    rows = run_real_batsim(tmp_path, platform_path(name), tmp_path / "w.json",
                            [sys.executable, "-m", "schedlab", "serve", "easy", "--socket", "{socket}"])
     assert len(rows) == 30 and all(r["final_state"].startswith("COMPLETED") for r in rows)
+    engine = Engine(platform, workload, create_scheduler("easy"))
+    engine.run()
+    ours = {r.job.name: str(r.alloc) for r in engine.records.values()}
+    assert {r["job_id"]: r["allocated_resources"] for r in rows} == ours  # same ids, same numbering
