@@ -136,6 +136,77 @@ def cmd_workload_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _conversion_options(args: argparse.Namespace):
+    from schedlab.workloads.convert import ConversionOptions
+
+    return ConversionOptions(
+        res_from=args.res_from, missing_walltime=args.missing_walltime, start=args.start, days=args.days,
+        last_hours=args.last_hours, first=args.first, keep_zero_runtime=args.keep_zero_runtime,
+        max_runtime_s=args.max_runtime, platform_size=args.platform_size, too_large=args.too_large,
+        nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes, only_completed=args.only_completed)
+
+
+def _write_conversion(trace: Any, args: argparse.Namespace) -> int:
+    from schedlab.workloads.convert import convert, format_summary
+
+    workload, summary = convert(trace, _conversion_options(args))
+    _write_json(args.output, workload)
+    print(format_summary(summary))
+    print(f"-> {args.output} (nb_res {workload['nb_res']})")
+    return 0
+
+
+def cmd_workload_from_swf(args: argparse.Namespace) -> int:
+    from schedlab.workloads.swf import read_swf, to_trace_jobs
+
+    trace = to_trace_jobs(read_swf(args.trace))
+    if args.platform_size is None and trace.max_procs:
+        args.platform_size = trace.max_procs
+    return _write_conversion(trace, args)
+
+
+def cmd_workload_from_table(args: argparse.Namespace) -> int:
+    from schedlab.workloads.slurm import to_trace_jobs
+
+    return _write_conversion(to_trace_jobs(args.table, unit=args.unit), args)
+
+
+def cmd_workload_check(args: argparse.Namespace) -> int:
+    from schedlab.workload import load_workload
+
+    workload = load_workload(args.workload)
+    types = sorted({workload.profiles[j.profile].type for j in workload.jobs})
+    largest = max((j.res for j in workload.jobs), default=0)
+    span = (workload.jobs[-1].submit_time_s - workload.jobs[0].submit_time_s) if workload.jobs else 0.0
+    print(f"{args.workload}: OK: {len(workload.jobs)} jobs, {len(workload.profiles)} profiles "
+          f"({', '.join(types) or '-'}), nb_res {workload.nb_res}, largest job {largest}, "
+          f"submissions over {span / 86400:.2f} days")
+    if workload.nb_res is not None and largest > workload.nb_res:
+        print(f"note: {sum(j.res > workload.nb_res for j in workload.jobs)} jobs request more than nb_res")
+    return 0
+
+
+def _add_conversion_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", "-o", required=True, help="Batsim JSON workload to write")
+    parser.add_argument("--res-from", choices=("requested", "allocated"), default="requested",
+                        help="processor field for res (the other is the fallback when unknown)")
+    parser.add_argument("--missing-walltime", default="none",
+                        help="when the requested time is unknown: none (walltime -1, default), drop, runtime, "
+                             "factor:F (F x run time) or max:SECONDS")
+    parser.add_argument("--start", help="window start: seconds from the trace start, or a UTC date")
+    parser.add_argument("--days", type=float, help="window length in days (e.g. 15)")
+    parser.add_argument("--last-hours", type=float, help="keep the last H hours of submissions (e.g. 24)")
+    parser.add_argument("--first", type=int, help="keep the first N jobs that pass the filters")
+    parser.add_argument("--keep-zero-runtime", action="store_true", help="replay run time 0 as 1 s instead of dropping")
+    parser.add_argument("--max-runtime", type=float, help="drop jobs running longer (seconds, e.g. 604800)")
+    parser.add_argument("--platform-size", type=int, help="resources of the target platform (SWF: MaxProcs)")
+    parser.add_argument("--too-large", choices=("drop", "reject"), default="drop",
+                        help="jobs larger than the platform: drop them, or keep them for the scheduler to reject")
+    parser.add_argument("--nodes-to-cores", type=int, default=1, help="multiply res (trace counts nodes)")
+    parser.add_argument("--cores-to-nodes", type=int, default=1, help="divide res, rounding up (cores -> nodes)")
+    parser.add_argument("--only-completed", action="store_true", help="keep only jobs whose status is completed")
+
+
 def cmd_platform_generate(args: argparse.Namespace) -> int:
     from schedlab.platforms.generate import machine_xml
 
@@ -156,8 +227,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _write_json(path: str, obj: Any) -> None:
+    """Workloads: one job per line (readable, diffable, and json's C encoder stays in use)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(obj, indent=1) + "\n", encoding="utf-8")
+    compact = {"separators": (",", ":")}
+    with Path(path).open("w", encoding="utf-8") as handle:
+        handle.write("{\n")
+        items = list(obj.items())
+        for number, (key, value) in enumerate(items):
+            end = ",\n" if number < len(items) - 1 else "\n"
+            if key == "jobs" and isinstance(value, list):
+                handle.write('"jobs": [\n')
+                handle.write(",\n".join(json.dumps(job, **compact) for job in value))
+                handle.write("\n]" + end)
+            else:
+                handle.write(f"{json.dumps(key)}: {json.dumps(value, **compact)}{end}")
+        handle.write("}\n")
 
 
 def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> None:
@@ -232,6 +316,19 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--load", type=float, default=0.9)
     g.add_argument("--output", "-o", required=True)
     g.set_defaults(func=cmd_workload_generate)
+
+    g = wsub.add_parser("from-swf", help="SWF trace (gzip ok) -> Batsim JSON")
+    g.add_argument("trace")
+    _add_conversion_args(g)
+    g.set_defaults(func=cmd_workload_from_swf)
+    g = wsub.add_parser("from-table", help="Slurm sacct / PM100 table (CSV or Parquet) -> Batsim JSON")
+    g.add_argument("table")
+    g.add_argument("--unit", choices=("cores", "nodes"), default="cores", help="what res counts")
+    _add_conversion_args(g)
+    g.set_defaults(func=cmd_workload_from_table)
+    g = wsub.add_parser("check", help="validate a Batsim JSON workload")
+    g.add_argument("workload")
+    g.set_defaults(func=cmd_workload_check)
 
     p = sub.add_parser("platform", help="platform tools")
     psub = p.add_subparsers(dest="platform_command", required=True)

@@ -1,0 +1,232 @@
+"""Trace tables (SWF, Slurm/PM100) -> Batsim JSON workloads, with every choice explicit.
+
+One columnar `TraceJobs` is what every reader produces; `convert` applies the filters in a fixed
+order, counts each dropped job under exactly one reason, and records its options and counts in the
+output (`conversion`), so results stay comparable. Walltimes are never inflated: a missing requested
+time follows `missing_walltime` (default: no walltime, Batsim's -1), and a requested time shorter
+than the run time is kept (the job is killed at it, as the site would have done).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from schedlab.errors import InputError
+
+
+@dataclass
+class TraceJobs:
+    """One entry per trace job; times in seconds on the trace's own clock; -1 or NaN = unknown."""
+
+    source: str
+    job_ids: np.ndarray
+    submit_s: np.ndarray
+    run_s: np.ndarray
+    requested_procs: np.ndarray
+    allocated_procs: np.ndarray
+    requested_time_s: np.ndarray
+    status: np.ndarray | None = None  # 1 = completed (SWF convention)
+    extras: dict[str, np.ndarray] = field(default_factory=dict)  # submission-time features
+    unix_start_s: float | None = None  # absolute time of trace time 0, when known
+    max_procs: int | None = None
+
+    def __len__(self) -> int:
+        return len(self.submit_s)
+
+
+@dataclass(frozen=True)
+class ConversionOptions:
+    res_from: str = "requested"  # requested | allocated (the other is the fallback when <= 0)
+    missing_walltime: str = "none"  # none | drop | runtime | factor:F | max:SECONDS
+    start: str | None = None  # seconds from trace time 0, or a date (UTC) when the trace has one
+    days: float | None = None
+    last_hours: float | None = None
+    first: int | None = None
+    keep_zero_runtime: bool = False  # run time 0 means < 0.5 s in SWF: replay it as 1 s
+    max_runtime_s: float | None = None
+    platform_size: int | None = None
+    too_large: str = "drop"  # drop | reject (kept: the scheduler rejects it, Batsim records it)
+    nodes_to_cores: int = 1
+    cores_to_nodes: int = 1
+    only_completed: bool = False
+
+    def validate(self) -> None:
+        if self.res_from not in ("requested", "allocated"):
+            raise InputError(f"res_from must be requested or allocated, got {self.res_from!r}")
+        if self.too_large not in ("drop", "reject"):
+            raise InputError(f"too_large must be drop or reject, got {self.too_large!r}")
+        policy = self.missing_walltime.split(":", 1)
+        if policy[0] not in ("none", "drop", "runtime", "factor", "max") or (
+                policy[0] in ("factor", "max") and (len(policy) != 2 or not _positive(policy[1]))):
+            raise InputError(f"missing_walltime must be none, drop, runtime, factor:F or max:SECONDS, "
+                             f"got {self.missing_walltime!r}")
+        if self.nodes_to_cores < 1 or self.cores_to_nodes < 1:
+            raise InputError("nodes_to_cores and cores_to_nodes must be >= 1")
+        if self.first is not None and self.first < 0:
+            raise InputError("first must be >= 0")
+
+
+def _positive(text: str) -> bool:
+    try:
+        return float(text) > 0
+    except ValueError:
+        return False
+
+
+def _start_offset(options: ConversionOptions, trace: TraceJobs) -> float | None:
+    if options.start is None:
+        return None
+    try:
+        return float(options.start)
+    except ValueError:
+        pass
+    if trace.unix_start_s is None:
+        raise InputError(f"--start {options.start!r} is a date but {trace.source} has no absolute time "
+                         "origin (UnixStartTime); give seconds from the trace start instead")
+    try:
+        moment = datetime.fromisoformat(options.start)
+    except ValueError:
+        raise InputError(f"--start {options.start!r}: expected seconds or an ISO date") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp() - trace.unix_start_s
+
+
+def _as_list(values: np.ndarray) -> list[Any]:
+    """Python values for JSON: integral float columns become ints (Batsim's files write `3`, not `3.0`)."""
+    if values.dtype.kind == "f":
+        finite = np.isfinite(values)
+        if finite.all() and np.all(values == np.round(values)) and (np.abs(values) < 2**53).all():
+            return values.astype(np.int64).tolist()
+        return [int(v) if v == v and v.is_integer() else v for v in values.tolist()]
+    if values.dtype.kind in "iub":
+        return values.tolist()
+    return [v.item() if isinstance(v, np.generic) else v for v in values.tolist()]
+
+
+def convert(trace: TraceJobs, options: ConversionOptions | None = None, *, name: str = "w0",
+            description: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
+    """Returns (Batsim JSON workload, summary). Every trace job is kept or counted once in `dropped`."""
+    options = options or ConversionOptions()
+    options.validate()
+    n = len(trace)
+    dropped: Counter[str] = Counter()
+    alive = np.ones(n, dtype=bool)
+
+    def drop(mask: np.ndarray, reason: str) -> None:
+        hit = alive & mask
+        count = int(hit.sum())
+        if count:
+            dropped[reason] += count
+            alive[hit] = False
+
+    run = trace.run_s.astype(np.float64).copy()
+    bad_run = ~np.isfinite(run) | (run < 0)
+    drop(bad_run, "run time unknown or negative")
+    if options.keep_zero_runtime:
+        run[alive & (run == 0)] = 1.0
+    else:
+        drop(run == 0, "run time 0 (use keep_zero_runtime to replay it as 1 s)")
+    if options.only_completed and trace.status is not None:
+        drop(trace.status != 1, "status not completed")
+    primary, fallback = ((trace.requested_procs, trace.allocated_procs) if options.res_from == "requested"
+                         else (trace.allocated_procs, trace.requested_procs))
+    procs = np.where(np.nan_to_num(primary, nan=-1) > 0, primary, fallback).astype(np.float64)
+    drop(~(np.nan_to_num(procs, nan=-1) > 0), "no processor count")
+    procs = np.where(alive, procs, 1.0)
+    res = np.ceil(procs * options.nodes_to_cores / options.cores_to_nodes).astype(np.int64)
+
+    submit = trace.submit_s.astype(np.float64)
+    drop(~np.isfinite(submit), "submit time unknown")
+    start = _start_offset(options, trace)
+    if options.last_hours is not None and start is None:
+        end = float(np.nanmax(submit[alive])) if alive.any() else 0.0
+        start = end - options.last_hours * 3600.0
+    if start is not None:
+        drop(submit < start, "outside the time window")
+    if options.days is not None:
+        origin = start if start is not None else (float(np.nanmin(submit[alive])) if alive.any() else 0.0)
+        drop(submit >= origin + options.days * 86400.0, "outside the time window")
+    if options.max_runtime_s is not None:
+        drop(run > options.max_runtime_s, f"run time > {options.max_runtime_s:g} s")
+    if options.platform_size is not None and options.too_large == "drop":
+        drop(res > options.platform_size, f"larger than the platform ({options.platform_size})")
+
+    requested = np.nan_to_num(trace.requested_time_s.astype(np.float64), nan=-1.0)
+    has_walltime = requested > 0
+    policy, _, argument = options.missing_walltime.partition(":")
+    if policy == "drop":
+        drop(~has_walltime, "no requested time")
+    if options.first is not None:
+        kept_positions = np.flatnonzero(alive)
+        if len(kept_positions) > options.first:
+            beyond = np.zeros(n, dtype=bool)
+            beyond[kept_positions[options.first:]] = True
+            drop(beyond, f"beyond the first {options.first} jobs")
+
+    kept = np.flatnonzero(alive)
+    walltime = requested.copy()
+    if policy == "runtime":
+        walltime = np.where(has_walltime, requested, run)
+    elif policy == "factor":
+        walltime = np.where(has_walltime, requested, run * float(argument))
+    elif policy == "max":
+        walltime = np.where(has_walltime, requested, float(argument))
+    no_walltime = ~(walltime > 0)
+    shift = float(submit[kept].min()) if len(kept) else 0.0
+    ids = trace.job_ids[kept]
+    unique_ids = len(set(ids.tolist())) == len(kept)
+
+    # Columns become Python lists once (C speed); the per-job loop only zips them.
+    delays = _as_list(run[kept])
+    walltimes = _as_list(np.where(no_walltime[kept], -1.0, walltime[kept]))
+    subtimes = _as_list(submit[kept] - shift)
+    id_list = _as_list(ids) if unique_ids else list(range(len(kept)))
+    extra_columns = [(key, _as_list(column[kept])) for key, column in trace.extras.items()]
+    profiles: dict[str, dict[str, Any]] = {}
+    jobs: list[dict[str, Any]] = []
+    for index, (job_id, subtime, walltime_s, nb, delay) in enumerate(
+            zip(id_list, subtimes, walltimes, res[kept].tolist(), delays, strict=True)):
+        profile = f"delay{delay}"
+        if profile not in profiles:
+            profiles[profile] = {"type": "delay", "delay": delay}
+        job: dict[str, Any] = {"id": job_id, "subtime": subtime, "walltime": walltime_s, "res": nb, "profile": profile}
+        for key, values in extra_columns:
+            value = values[index]
+            if value is not None and value == value:  # NaN = unknown: leave the key out
+                job[key] = value
+        jobs.append(job)
+    nb_kept = len(jobs)
+    killed = int((alive & ~no_walltime & (walltime <= run)).sum())
+    nb_res = options.platform_size or (int(res[kept].max()) if nb_kept else 1)
+    summary = {
+        "source": trace.source, "nb_trace_jobs": n, "nb_kept": nb_kept, "dropped": dict(sorted(dropped.items())),
+        "nb_without_walltime": int((alive & no_walltime).sum()),
+        "nb_killed_at_walltime": killed,
+        "nb_larger_than_platform_kept": int((alive & (res > nb_res)).sum()),
+        "submit_shift_s": shift, "ids": "trace job numbers" if unique_ids else "0..n-1 (trace ids repeat)",
+        "options": asdict(options),
+    }
+    if sum(dropped.values()) + nb_kept != n:
+        raise RuntimeError("internal error: a job was neither kept nor counted as dropped")
+    workload = {
+        "description": description or f"converted from {trace.source} by schedlab",
+        "nb_res": nb_res, "jobs": jobs, "profiles": profiles, "conversion": summary,
+    }
+    return workload, summary
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    lines = [f"{summary['nb_kept']} of {summary['nb_trace_jobs']} jobs kept from {summary['source']}"]
+    for reason, count in summary["dropped"].items():
+        lines.append(f"  dropped {count:>8}  {reason}")
+    lines.append(f"  {summary['nb_without_walltime']} without walltime (-1), {summary['nb_killed_at_walltime']} "
+                 f"will reach their walltime, {summary['nb_larger_than_platform_kept']} larger than the platform "
+                 "kept (to be rejected)")
+    lines.append(f"  submission times shifted by -{summary['submit_shift_s']:g} s; ids: {summary['ids']}")
+    return "\n".join(lines)
