@@ -86,14 +86,13 @@ def main() -> None:
             out = tmpdir / f"o{size}"
             out.mkdir()
             results = {}
+            batsched = [str(prefix / "bin" / "batsched"), "-v", "easy_bf", "-s", "{bind}"]
             if size <= 5000:
-                results["batsim+batsched easy_bf"] = pair(prefix, workload, out / "bs",
-                                                          [str(prefix / "bin" / "batsched"), "-v", "easy_bf", "-s", "{bind}"],
-                                                          args.timeout)
-            results["batsim+pybatsim easyBackfill"] = pair(prefix, workload, out / "pb",
-                                                           [pybatsim, "easyBackfill", "-t", "0", "-s", "{bind}"], args.timeout)
-            results["batsim+schedlab serve easy"] = pair(prefix, workload, out / "sv",
-                                                         [*schedlab, "serve", "easy", "--socket", "{bind}"], args.timeout)
+                results["batsim+batsched easy_bf"] = pair(prefix, workload, out / "bs", batsched, args.timeout)
+            results["batsim+pybatsim easyBackfill"] = pair(
+                prefix, workload, out / "pb", [pybatsim, "easyBackfill", "-t", "0", "-s", "{bind}"], args.timeout)
+            results["batsim+schedlab serve easy"] = pair(
+                prefix, workload, out / "sv", [*schedlab, "serve", "easy", "--socket", "{bind}"], args.timeout)
             if size <= 5000:
                 results["engine+--external batsched"] = single(
                     [*schedlab, "simulate", "-p", str(platform_path("constrained512")), "-w", str(workload), "-q",

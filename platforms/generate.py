@@ -49,10 +49,11 @@ def cluster_xml(nb_resources: int, *, prefix: str = "node", speed: str = "1Gf", 
             lines.append(f'    <zoneRoute src="{src}" dst="{dst}" gw_src="{src_prefix}{src}_router" '
                          f'gw_dst="{dst_prefix}{dst}_router"><link_ctn id="backbone"/></zoneRoute>')
     note = f"<!-- {comment} -->\n" if comment else ""
+    names = f"{prefix}{'0' * width}-{prefix}{nb_resources - 1}"
     body = "\n".join(lines)
     return f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<!-- schedlab platform: {nb_resources} compute resources ({prefix}{"0" * width}-{prefix}{nb_resources - 1}), master_host0 -->
+<!-- schedlab platform: {nb_resources} compute resources ({names}), master_host0 -->
 {note}<platform version="4.1">
   <zone id="AS0" routing="Full">
 {body}
