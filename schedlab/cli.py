@@ -147,12 +147,13 @@ def _conversion_options(args: argparse.Namespace):
 
 
 def _write_conversion(trace: Any, args: argparse.Namespace) -> int:
-    from schedlab.workloads.convert import convert, format_summary
+    from schedlab.workloads.convert import convert_columns, format_summary
 
-    workload, summary = convert(trace, _conversion_options(args))
-    _write_json(args.output, workload)
+    workload, summary = convert_columns(trace, _conversion_options(args))
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    workload.write(args.output)
     print(format_summary(summary))
-    print(f"-> {args.output} (nb_res {workload['nb_res']})")
+    print(f"-> {args.output} (nb_res {workload.head['nb_res']})")
     return 0
 
 
@@ -169,6 +170,39 @@ def cmd_workload_from_table(args: argparse.Namespace) -> int:
     from schedlab.workloads.slurm import to_trace_jobs
 
     return _write_conversion(to_trace_jobs(args.table, unit=args.unit), args)
+
+
+def cmd_workload_lublin(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from schedlab.workloads.convert import TraceJobs, convert_columns, format_summary
+    from schedlab.workloads.lublin import generate, to_swf_columns
+    from schedlab.workloads.swf import write_swf
+
+    jobs = generate(nodes=args.nodes, nb_jobs=args.jobs, seed=args.seed, typed=args.mode == "typed",
+                    start_hour=args.start_hour, exact_clock=args.exact_clock)
+    columns = to_swf_columns(jobs)
+    swf_path = args.swf or (args.output if args.output.endswith(".swf") else None)
+    if swf_path:
+        Path(swf_path).parent.mkdir(parents=True, exist_ok=True)
+        with Path(swf_path).open("w", encoding="utf-8") as handle:
+            write_swf(handle, columns, jobs.header)
+        print(f"{args.jobs} jobs (SWF) -> {swf_path}")
+    if not args.output.endswith(".swf"):
+        trace = TraceJobs(source=f"lublin(nodes={args.nodes}, seed={args.seed}, mode={args.mode})",
+                          job_ids=np.arange(len(jobs.nodes)), submit_s=jobs.submit_s, run_s=jobs.run_s,
+                          requested_procs=jobs.nodes.astype(float), allocated_procs=jobs.nodes.astype(float),
+                          requested_time_s=np.full(len(jobs.nodes), -1.0), extras={"queue": jobs.job_type})
+        options = _conversion_options(args)
+        workload, summary = convert_columns(trace, options, description=jobs.header["Note"])
+        workload.tail["generator"] = {"name": "lublin", "nodes": args.nodes, "nb_jobs": args.jobs, "seed": args.seed,
+                                      "mode": args.mode, "start_hour": args.start_hour,
+                                      "exact_clock": args.exact_clock}
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        workload.write(args.output)
+        print(format_summary(summary))
+        print(f"-> {args.output} (the model has no user estimate: walltime policy '{options.missing_walltime}')")
+    return 0
 
 
 def cmd_workload_check(args: argparse.Namespace) -> int:
@@ -326,6 +360,18 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--unit", choices=("cores", "nodes"), default="cores", help="what res counts")
     _add_conversion_args(g)
     g.set_defaults(func=cmd_workload_from_table)
+    g = wsub.add_parser("lublin", help="Lublin-Feitelson model workload (Batsim JSON, or SWF with -o X.swf / --swf)")
+    g.add_argument("--nodes", type=int, required=True)
+    g.add_argument("--jobs", type=int, required=True)
+    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--mode", choices=("typed", "typeless"), default="typed",
+                   help="typed: batch + interactive parameter sets (the program's default); typeless: one set")
+    g.add_argument("--start-hour", type=float, default=0.0, help="hour of day at t=0 (the program: 0)")
+    g.add_argument("--exact-clock", action="store_true",
+                   help="keep fractional arrival times (the program truncates each step, drifting the daily cycle)")
+    g.add_argument("--swf", help="also write the SWF trace here")
+    _add_conversion_args(g)
+    g.set_defaults(func=cmd_workload_lublin)
     g = wsub.add_parser("check", help="validate a Batsim JSON workload")
     g.add_argument("workload")
     g.set_defaults(func=cmd_workload_check)

@@ -9,6 +9,7 @@ than the run time is kept (the job is killed at it, as the site would have done)
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -109,9 +110,9 @@ def _as_list(values: np.ndarray) -> list[Any]:
     return [v.item() if isinstance(v, np.generic) else v for v in values.tolist()]
 
 
-def convert(trace: TraceJobs, options: ConversionOptions | None = None, *, name: str = "w0",
-            description: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
-    """Returns (Batsim JSON workload, summary). Every trace job is kept or counted once in `dropped`."""
+def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, *,
+                    description: str = "") -> tuple[ConvertedWorkload, dict[str, Any]]:
+    """Every trace job is kept or counted once in `dropped`."""
     options = options or ConversionOptions()
     options.validate()
     n = len(trace)
@@ -182,26 +183,7 @@ def convert(trace: TraceJobs, options: ConversionOptions | None = None, *, name:
     ids = trace.job_ids[kept]
     unique_ids = len(set(ids.tolist())) == len(kept)
 
-    # Columns become Python lists once (C speed); the per-job loop only zips them.
-    delays = _as_list(run[kept])
-    walltimes = _as_list(np.where(no_walltime[kept], -1.0, walltime[kept]))
-    subtimes = _as_list(submit[kept] - shift)
-    id_list = _as_list(ids) if unique_ids else list(range(len(kept)))
-    extra_columns = [(key, _as_list(column[kept])) for key, column in trace.extras.items()]
-    profiles: dict[str, dict[str, Any]] = {}
-    jobs: list[dict[str, Any]] = []
-    for index, (job_id, subtime, walltime_s, nb, delay) in enumerate(
-            zip(id_list, subtimes, walltimes, res[kept].tolist(), delays, strict=True)):
-        profile = f"delay{delay}"
-        if profile not in profiles:
-            profiles[profile] = {"type": "delay", "delay": delay}
-        job: dict[str, Any] = {"id": job_id, "subtime": subtime, "walltime": walltime_s, "res": nb, "profile": profile}
-        for key, values in extra_columns:
-            value = values[index]
-            if value is not None and value == value:  # NaN = unknown: leave the key out
-                job[key] = value
-        jobs.append(job)
-    nb_kept = len(jobs)
+    nb_kept = len(kept)
     killed = int((alive & ~no_walltime & (walltime <= run)).sum())
     nb_res = options.platform_size or (int(res[kept].max()) if nb_kept else 1)
     summary = {
@@ -214,11 +196,84 @@ def convert(trace: TraceJobs, options: ConversionOptions | None = None, *, name:
     }
     if sum(dropped.values()) + nb_kept != n:
         raise RuntimeError("internal error: a job was neither kept nor counted as dropped")
-    workload = {
-        "description": description or f"converted from {trace.source} by schedlab",
-        "nb_res": nb_res, "jobs": jobs, "profiles": profiles, "conversion": summary,
-    }
-    return workload, summary
+    # Columns become Python lists once (C speed); per-job work only zips them.
+    converted = ConvertedWorkload(
+        head={"description": description or f"converted from {trace.source} by schedlab", "nb_res": nb_res},
+        ids=_as_list(ids) if unique_ids else list(range(nb_kept)),
+        subtimes=_as_list(submit[kept] - shift),
+        walltimes=_as_list(np.where(no_walltime[kept], -1.0, walltime[kept])),
+        res=res[kept].tolist(), delays=_as_list(run[kept]),
+        extras=[(key, _as_list(column[kept])) for key, column in trace.extras.items()],
+        summary=summary)
+    return converted, summary
+
+
+def convert(trace: TraceJobs, options: ConversionOptions | None = None, *, name: str = "w0",
+            description: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
+    """Returns (Batsim JSON workload as a dict, summary); see `convert_columns`."""
+    converted, summary = convert_columns(trace, options, description=description)
+    return converted.to_dict(), summary
+
+
+@dataclass
+class ConvertedWorkload:
+    """A converted workload kept as columns: `write` streams one job per line without building
+    450k dicts (a large trace converts in seconds); `to_dict` gives the JSON object."""
+
+    head: dict[str, Any]
+    ids: list[Any]
+    subtimes: list[Any]
+    walltimes: list[Any]
+    res: list[int]
+    delays: list[Any]
+    extras: list[tuple[str, list[Any]]]
+    summary: dict[str, Any]
+    tail: dict[str, Any] = field(default_factory=dict)
+
+    def profiles(self) -> dict[str, dict[str, Any]]:
+        return {f"delay{d}": {"type": "delay", "delay": d} for d in dict.fromkeys(self.delays)}
+
+    def _extra(self, index: int):
+        for key, values in self.extras:
+            value = values[index]
+            if value is not None and value == value:  # NaN = unknown: leave the key out
+                yield key, value
+
+    def job_dicts(self) -> list[dict[str, Any]]:
+        return [{"id": i, "subtime": s, "walltime": w, "res": r, "profile": f"delay{d}", **dict(self._extra(k))}
+                for k, (i, s, w, r, d) in enumerate(zip(self.ids, self.subtimes, self.walltimes, self.res,
+                                                        self.delays, strict=True))]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.head, "jobs": self.job_dicts(), "profiles": self.profiles(), "conversion": self.summary,
+                **self.tail}
+
+    def write(self, path: str) -> None:
+        """The same JSON as `json.dumps(self.to_dict())` up to white space, one job per line."""
+        dumps = json.dumps
+        extras = [(dumps(key), values, isinstance(next((v for v in values if v is not None), 0), str))
+                  for key, values in self.extras]
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("{\n")
+            for key, value in self.head.items():
+                handle.write(f"{dumps(key)}: {dumps(value)},\n")
+            handle.write('"jobs": [\n')
+            lines = []
+            for k, (i, s, w, r, d) in enumerate(zip(self.ids, self.subtimes, self.walltimes, self.res, self.delays,
+                                                    strict=True)):
+                id_text = dumps(i) if isinstance(i, str) else repr(i)
+                line = f'{{"id":{id_text},"subtime":{s!r},"walltime":{w!r},"res":{r},"profile":"delay{d}"'
+                for key, values, textual in extras:
+                    value = values[k]
+                    if value is not None and value == value:
+                        line += f",{key}:{dumps(value) if textual else repr(value)}"
+                lines.append(line + "}")
+            handle.write(",\n".join(lines))
+            handle.write("\n],\n")
+            handle.write(f'"profiles": {dumps(self.profiles(), separators=(",", ":"))},\n')
+            for key, value in self.tail.items():
+                handle.write(f"{dumps(key)}: {dumps(value)},\n")
+            handle.write(f'"conversion": {dumps(self.summary)}\n}}\n')
 
 
 def format_summary(summary: dict[str, Any]) -> str:

@@ -57,9 +57,10 @@ def _seconds(series, path: str, column: str) -> np.ndarray:
     """Unix seconds from numbers or timestamps (UTC when no zone is given)."""
     import pandas as pd
 
-    numeric = pd.to_numeric(series, errors="coerce")
-    if numeric.notna().sum() >= series.notna().sum() * 0.99:
-        return numeric.to_numpy(dtype=np.float64)
+    if not pd.api.types.is_datetime64_any_dtype(series):  # datetimes would read as nanoseconds
+        numeric = pd.to_numeric(series, errors="coerce")
+        if numeric.notna().sum() >= series.notna().sum() * 0.99:
+            return numeric.to_numpy(dtype=np.float64)
     try:
         stamps = pd.to_datetime(series, utc=True, errors="coerce")
     except (ValueError, TypeError) as exc:
