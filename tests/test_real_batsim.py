@@ -213,14 +213,16 @@ def test_pybatsim_entry_file_under_real_batsim(tmp_path):
     pybatsim = Path(find_tool("batsim")).parent.parent / "venv" / "bin" / "pybatsim"
     if not pybatsim.exists():
         pytest.skip("pybatsim venv not built (scripts/install-batsim.sh builds it)")
-    site = next((pybatsim.parent.parent / "lib").glob("python3*/site-packages"))
+    import sysconfig
+
+    ours = sysconfig.get_paths()["purelib"]  # where schedlab is installed (editable finder included)
     entry = Path(__file__).resolve().parent.parent / "schedlab" / "pybatsim_entry" / "schedlabEasy.py"
     inputs(tmp_path)
-    # our interpreter (schedlab installed), pybatsim's packages appended to the path
-    launcher = (f"import sys; sys.path.append({str(site)!r}); from batsim.cmds.launcher import main; "
+    # the provided venv's interpreter and pybatsim; schedlab's site directory added after its own
+    launcher = (f"import site, sys; site.addsitedir({ours!r}); from batsim.cmds.launcher import main; "
                 f"sys.argv = ['pybatsim', {str(entry)!r}, '-t', '0', '-s', sys.argv[1]]; sys.exit(main())")
     rows = run_real_batsim(tmp_path, tmp_path / "p.xml", tmp_path / "w.json",
-                           [sys.executable, "-c", launcher, "{socket}"])
+                           [str(pybatsim.parent / "python"), "-c", launcher, "{socket}"])
     served = run_real_batsim(tmp_path / "serve", tmp_path / "p.xml", tmp_path / "w.json",
                              [sys.executable, "-m", "schedlab", "serve", "easy", "--socket", "{socket}"])
     assert {r["job_id"]: r["allocated_resources"] for r in rows} == {
