@@ -146,14 +146,17 @@ def _conversion_options(args: argparse.Namespace):
         nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes, only_completed=args.only_completed)
 
 
-def _write_conversion(trace: Any, args: argparse.Namespace) -> int:
+def _write_conversion(trace: Any, args: argparse.Namespace, *, description: str = "",
+                      generator: dict[str, Any] | None = None, note: str = "") -> int:
     from schedlab.workloads.convert import convert_columns, format_summary
 
-    workload, summary = convert_columns(trace, _conversion_options(args))
+    workload, summary = convert_columns(trace, _conversion_options(args), description=description)
+    if generator is not None:
+        workload.tail["generator"] = generator
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     workload.write(args.output)
     print(format_summary(summary))
-    print(f"-> {args.output} (nb_res {workload.head['nb_res']})")
+    print(f"-> {args.output} (nb_res {workload.head['nb_res']}){note}")
     return 0
 
 
@@ -175,7 +178,7 @@ def cmd_workload_from_table(args: argparse.Namespace) -> int:
 def cmd_workload_lublin(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from schedlab.workloads.convert import TraceJobs, convert_columns, format_summary
+    from schedlab.workloads.convert import TraceJobs
     from schedlab.workloads.lublin import generate, to_swf_columns
     from schedlab.workloads.swf import write_swf
 
@@ -193,15 +196,10 @@ def cmd_workload_lublin(args: argparse.Namespace) -> int:
                           job_ids=np.arange(len(jobs.nodes)), submit_s=jobs.submit_s, run_s=jobs.run_s,
                           requested_procs=jobs.nodes.astype(float), allocated_procs=jobs.nodes.astype(float),
                           requested_time_s=np.full(len(jobs.nodes), -1.0), extras={"queue": jobs.job_type})
-        options = _conversion_options(args)
-        workload, summary = convert_columns(trace, options, description=jobs.header["Note"])
-        workload.tail["generator"] = {"name": "lublin", "nodes": args.nodes, "nb_jobs": args.jobs, "seed": args.seed,
-                                      "mode": args.mode, "start_hour": args.start_hour,
-                                      "exact_clock": args.exact_clock}
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        workload.write(args.output)
-        print(format_summary(summary))
-        print(f"-> {args.output} (the model has no user estimate: walltime policy '{options.missing_walltime}')")
+        generator = {"name": "lublin", "nodes": args.nodes, "nb_jobs": args.jobs, "seed": args.seed,
+                     "mode": args.mode, "start_hour": args.start_hour, "exact_clock": args.exact_clock}
+        return _write_conversion(trace, args, description=jobs.header["Note"], generator=generator,
+                                 note=f"; the model has no user estimate: walltime policy '{args.missing_walltime}'")
     return 0
 
 

@@ -37,6 +37,13 @@ BEGINS = {"now": 0.0, "events": [{"timestamp": 0.0, "type": "SIMULATION_BEGINS",
         {"id": 1, "name": "b", "state": "idle", "properties": {}}]}}]}
 
 
+def batsim_inputs(tmp_path, nb_jobs: int, nb_resources: int) -> tuple[str, str]:
+    workload = generate(nb_jobs=nb_jobs, nb_resources=nb_resources, seed=4)
+    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
+    (tmp_path / "p.xml").write_text(cluster_xml(nb_resources))
+    return str(tmp_path / "p.xml"), str(tmp_path / "w.json")
+
+
 def serve(endpoint: str, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "schedlab", "serve", "easy", "--socket", endpoint, *extra],
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -87,13 +94,11 @@ def test_silent_batsim_hits_the_serve_timeout():
 @pytest.mark.batsim
 def test_batsim_killed_mid_run_makes_serve_exit_quickly(tmp_path):
     batsim = find_tool("batsim")
-    workload = generate(nb_jobs=3000, nb_resources=16, seed=4)
-    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
-    (tmp_path / "p.xml").write_text(cluster_xml(16))
+    platform, workload = batsim_inputs(tmp_path, 3000, 16)
     port = free_loopback_port()
     process = serve(f"tcp://127.0.0.1:{port}")
-    peer = subprocess.Popen([batsim, "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "w.json"),
-                             "-e", str(tmp_path / "out"), "-s", f"tcp://localhost:{port}"],
+    peer = subprocess.Popen([batsim, "-p", platform, "-w", workload, "-e", str(tmp_path / "out"),
+                             "-s", f"tcp://localhost:{port}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.5)
     assert peer.poll() is None, "batsim finished before it could be killed; use a longer workload"
@@ -109,14 +114,12 @@ def test_batsim_killed_mid_run_makes_serve_exit_quickly(tmp_path):
 @pytest.mark.batsim
 def test_scheduler_exception_names_job_and_event_and_batsim_does_not_hang(tmp_path):
     batsim = find_tool("batsim")
-    workload = generate(nb_jobs=20, nb_resources=4, seed=4)
-    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
-    (tmp_path / "p.xml").write_text(cluster_xml(4))
+    platform, workload = batsim_inputs(tmp_path, 20, 4)
     port = free_loopback_port()
     process = subprocess.Popen([sys.executable, "-c", BROKEN, f"tcp://127.0.0.1:{port}"],
                                stderr=subprocess.PIPE, stdout=subprocess.PIPE)
-    peer = subprocess.run([batsim, "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "w.json"),
-                           "-e", str(tmp_path / "out"), "-s", f"tcp://localhost:{port}"],
+    peer = subprocess.run([batsim, "-p", platform, "-w", workload, "-e", str(tmp_path / "out"),
+                           "-s", f"tcp://localhost:{port}"],
                           capture_output=True, timeout=60)
     _, err = process.communicate(timeout=30)
     message = err.decode().strip()
