@@ -208,7 +208,7 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
     return converted, summary
 
 
-def convert(trace: TraceJobs, options: ConversionOptions | None = None, *, name: str = "w0",
+def convert(trace: TraceJobs, options: ConversionOptions | None = None, *,
             description: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
     """Returns (Batsim JSON workload as a dict, summary); see `convert_columns`."""
     converted, summary = convert_columns(trace, options, description=description)

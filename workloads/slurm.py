@@ -88,7 +88,7 @@ def _limit_minutes(value) -> float:
     return days * 1440 + hours * 60 + minutes + seconds / 60.0
 
 
-def read_table(path: str | Path, *, unit: str = "cores"):
+def read_table(path: str | Path):
     import pandas as pd
 
     path = Path(path)
@@ -113,7 +113,7 @@ def to_trace_jobs(path: str | Path, *, unit: str = "cores") -> TraceJobs:
     if unit not in ("cores", "nodes"):
         raise InputError(f"unit must be cores or nodes, got {unit!r}")
     path = Path(path)
-    frame = read_table(path, unit=unit)
+    frame = read_table(path)
     cols = {key: _find(frame, names) for key, names in ALIASES.items()}
     where = str(path)
     if cols["submit"] is None:
