@@ -238,7 +238,9 @@ class Engine:
         return record
 
     def _execute(self, decision: Execute, now: float) -> None:
-        record = self._submitted(decision.job_id, "EXECUTE_JOB", now)
+        record = self.records.get(decision.job_id)
+        if record is None or record.state is not JobState.SUBMITTED:
+            record = self._submitted(decision.job_id, "EXECUTE_JOB", now)  # raises the precise error
         job, alloc = record.job, decision.alloc
         size = len(alloc)
         if size != job.res:

@@ -27,6 +27,8 @@ class ResourceMask:
     def __init__(self, nb_resources: int) -> None:
         self.free = bytearray([_FREE]) * nb_resources
         self.nb_free = nb_resources
+        self._ones = memoryview(bytes([_FREE]) * nb_resources)  # slices of these fill runs without copies
+        self._zeros = memoryview(bytes(nb_resources))
 
     def _runs(self, value: int, start: int = 0):
         """(first, last) of each maximal run of `value`, ascending."""
@@ -42,16 +44,24 @@ class ResourceMask:
     def take_lowest(self, count: int) -> ProcSet:
         """Allocate the `count` lowest free ids (caller checked that enough are free)."""
         mask = self.free
+        first = mask.find(_FREE)
+        end = mask.find(_BUSY, first)
+        if end < 0:
+            end = len(mask)
+        if end - first >= count:  # the common case: the lowest free run is wide enough
+            mask[first:first + count] = self._zeros[:count]
+            self.nb_free -= count
+            return procset_from_sorted(((first, first + count - 1),))
         picked: list[tuple[int, int]] = []
         need = count
         for first, last in self._runs(_FREE):
             width = last - first + 1
             if width >= need:
                 picked.append((first, first + need - 1))
-                mask[first:first + need] = bytes(need)
+                mask[first:first + need] = self._zeros[:need]
                 break
             picked.append((first, last))
-            mask[first:last + 1] = bytes(width)
+            mask[first:last + 1] = self._zeros[:width]
             need -= width
         self.nb_free -= count
         return procset_from_sorted(picked)
@@ -76,13 +86,13 @@ class ResourceMask:
 
     def take(self, alloc: ProcSet, size: int) -> None:
         """Mark `alloc` (of `size` resources, known to be free) busy."""
-        for interval in alloc.intervals():
-            self.free[interval.inf:interval.sup + 1] = bytes(interval.sup - interval.inf + 1)
+        for inf, sup in alloc.intervals():
+            self.free[inf:sup + 1] = self._zeros[:sup - inf + 1]
         self.nb_free -= size
 
     def release(self, alloc: ProcSet, size: int) -> None:
-        for interval in alloc.intervals():
-            self.free[interval.inf:interval.sup + 1] = bytearray([_FREE]) * (interval.sup - interval.inf + 1)
+        for inf, sup in alloc.intervals():
+            self.free[inf:sup + 1] = self._ones[:sup - inf + 1]
         self.nb_free += size
 
     def free_set(self) -> ProcSet:
