@@ -34,6 +34,7 @@ class MachineReservationMixin:
     """Mixed into EasyBackfilling; active with `reservation="machines"`."""
 
     rjms_delay_s: float
+    head_reservations_s: dict[str, float]
     _queue: list[tuple[Any, ...]]
     _new: list[tuple[Any, ...]]
     _completed: bool
@@ -76,6 +77,10 @@ class MachineReservationMixin:
                 return max(end, now_q), frozenset(sorted(available)[:job.res])
         raise RuntimeError(f"job {job.id} cannot fit on the platform")  # rejected at submission
 
+    def _reserve(self, job: Job, start: Fraction, machines: frozenset[int]) -> None:
+        self._priority = (job.id, start, machines)
+        self.head_reservations_s[job.id] = float(start)
+
     def _can_start_now(self, job: Job, now_q: Fraction, free: list[int]) -> ProcSet | None:
         walltime = self._walltime_q(job)
         available = free
@@ -104,7 +109,7 @@ class MachineReservationMixin:
                 self._run(head, _lowest(sorted(machines), head[5]), now, now_q, decisions)
                 del queue[0]
             else:
-                self._priority = (head[3].id, start, machines)
+                self._reserve(head[3], start, machines)
                 return
         self._priority = None
 
@@ -141,7 +146,7 @@ class MachineReservationMixin:
                         self._run(entry, _lowest(sorted(machines), entry[5]), now, now_q, decisions)
                         del queue[0]
                         continue
-                    self._priority = (entry[3].id, start, machines)
+                    self._reserve(entry[3], start, machines)
                     free = self._free_ids()
                 else:
                     alloc = self._can_start_now(entry[3], now_q, free)

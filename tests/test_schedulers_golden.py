@@ -85,3 +85,15 @@ def test_queue_order_spt_lets_short_jobs_jump_the_queue():
         starts[order] = {r.job.name: r.start_s for r in engine.records.values()}
     assert starts["fcfs"] == {"X": 0, "Y": 10, "Z": 60}
     assert starts["spt"] == {"X": 0, "Z": 10, "Y": 15}
+
+
+def test_machine_reservation_mode_on_the_hand_computed_case():
+    """batsched's rule: C (2+9 <= 12) backfills on machine 3, which B's reservation (machines 0-3 from
+    t=12) needs only after C ends. With rjms_delay 5 s every estimate grows by 5 s: the reservation
+    moves to 17 and C (2+14 <= 17) still fits."""
+    exact = run("easy", reservation="machines", rjms_delay_s=0.0)
+    assert exact.scheduler.head_reservations_s["w0!B"] == 12.0
+    assert (exact.records["w0!C"].start_s, exact.records["w0!B"].start_s) == (2.0, 10.0)
+    padded = run("easy", reservation="machines")  # walltimes + 5 s: A ends at 17 by estimate
+    assert padded.scheduler.head_reservations_s["w0!B"] == 17.0
+    assert padded.records["w0!C"].start_s == 2.0 and padded.records["w0!D"].start_s == 15.0
