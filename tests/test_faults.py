@@ -94,7 +94,7 @@ def test_silent_batsim_hits_the_serve_timeout():
 @pytest.mark.batsim
 def test_batsim_killed_mid_run_makes_serve_exit_quickly(tmp_path):
     batsim = find_tool("batsim")
-    platform, workload = batsim_inputs(tmp_path, 3000, 16)
+    platform, workload = batsim_inputs(tmp_path, 20_000, 16)  # long enough on any machine
     port = free_loopback_port()
     process = serve(f"tcp://127.0.0.1:{port}")
     peer = subprocess.Popen([batsim, "-p", platform, "-w", workload, "-e", str(tmp_path / "out"),
