@@ -96,11 +96,14 @@ def test_batsim_killed_mid_run_makes_serve_exit_quickly(tmp_path):
     batsim = find_tool("batsim")
     platform, workload = batsim_inputs(tmp_path, 20_000, 16)  # long enough on any machine
     port = free_loopback_port()
-    process = serve(f"tcp://127.0.0.1:{port}")
+    record = tmp_path / "run.jsonl"
+    process = serve(f"tcp://127.0.0.1:{port}", "--record", str(record))
     peer = subprocess.Popen([batsim, "-p", platform, "-w", workload, "-e", str(tmp_path / "out"),
                              "-s", f"tcp://localhost:{port}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.5)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not record.exists() or record.read_text().count("\n") < 20):
+        time.sleep(0.05)  # wait until the two are really talking
     assert peer.poll() is None, "batsim finished before it could be killed; use a longer workload"
     peer.kill()
     peer.wait()
