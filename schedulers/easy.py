@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from bisect import bisect_left
 from typing import Any
 
 from schedlab.model import Decision, Job, JobState
@@ -86,10 +87,11 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
             # Nothing was freed since the last pass: the jobs tried then still cannot start, so
             # only new arrivals are candidates (batsched's rule too). The head is unchanged.
             head_id, shadow_s, extra = cached
-            positions = {e[2]: i for i, e in enumerate(queue)} if len(self._new) > 8 else None
-            candidates = sorted((positions[e[2]] if positions else queue.index(e), e) for e in self._new
-                                if e[3].id != head_id)
-            if self._resources.nb_free == 0 or not candidates:
+            if self._resources.nb_free == 0:
+                return
+            # the queue is sorted and its entries unique: a new entry's position is a bisection away
+            candidates = sorted((bisect_left(queue, e), e) for e in self._new if e[3].id != head_id)
+            if not candidates:
                 return
         if self.backfill_order == "sjbf":
             candidates = sorted(candidates, key=lambda c: (c[1][4], c[1][1], c[1][2]))
