@@ -118,10 +118,10 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
     def _shadow(self, head: Job, now: float) -> tuple[float, int]:
         """Shadow time and extra resources for `head`, from the estimated ends of running jobs."""
         available = self._resources.nb_free
-        for end_key in self._ends:
-            available += self._end_res[end_key]
+        for end, _, res in self._ends:
+            available += res
             if available >= head.res:
-                return max(end_key[0], now), available - head.res
+                return max(end, now), available - head.res
         return math.inf, 0  # unreachable when head.res <= platform size
 
 

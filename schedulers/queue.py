@@ -20,7 +20,7 @@ class Running:
     job: Job
     alloc: ProcSet
     start_s: float
-    end_key: tuple[float, int]  # (estimated end, seq): its place in the sorted list of ends
+    end_key: tuple[float, int, int]  # (estimated end, seq, res): its place in the sorted list of ends
 
 
 class QueueScheduler(Scheduler):
@@ -37,8 +37,7 @@ class QueueScheduler(Scheduler):
         self._queue: list[tuple[Any, ...]] = []  # (score, submit, seq, job, estimate, res), ascending
         self._new: list[tuple[Any, ...]] = []  # entries submitted since the last decide
         self._running: dict[str, Running] = {}
-        self._ends: list[tuple[float, int]] = []  # estimated ends of running jobs, ascending
-        self._end_res: dict[tuple[float, int], int] = {}
+        self._ends: list[tuple[float, int, int]] = []  # (estimated end, seq, res) of running jobs, ascending
         self._resources = ResourceMask(0)
         self._released = True  # resources were freed (or a call came) since the last decide
         self._completed = False  # a job completed since the last decide
@@ -75,7 +74,6 @@ class QueueScheduler(Scheduler):
         self._resources.release(running.alloc, running.job.res)
         index = bisect_left(self._ends, running.end_key)
         del self._ends[index]
-        del self._end_res[running.end_key]
         self._released = True
         self._completed = True
 
@@ -102,8 +100,9 @@ class QueueScheduler(Scheduler):
         """Start queue-head jobs while they fit (the FCFS part of every list scheduler)."""
         queue = self._queue
         started = 0
-        while started < len(queue) and queue[started][3].res <= self._resources.nb_free:
-            self._start(queue[started][3], now, decisions)
+        while started < len(queue) and queue[started][5] <= self._resources.nb_free:
+            entry = queue[started]
+            self._start(entry[3], now, decisions, entry[4])
             started += 1
         if started:
             del queue[:started]
@@ -116,9 +115,8 @@ class QueueScheduler(Scheduler):
         else:
             self._resources.take(alloc, job.res)
         self._seq += 1
-        end_key = (now + (self.estimate_s(job) if estimate_s is None else estimate_s), self._seq)
+        end_key = (now + (self.estimate_s(job) if estimate_s is None else estimate_s), self._seq, job.res)
         insort(self._ends, end_key)
-        self._end_res[end_key] = job.res
         self._running[job.id] = Running(job, alloc, now, end_key)
         decisions.append(Execute(job.id, alloc))
 
