@@ -59,7 +59,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         if not args.scheduler:
             raise InputError("--scheduler NAME (or --external CMD) is required")
-        scheduler = _scheduler_from_args(args)
+        from schedlab.schedulers.base import create_scheduler
+
+        scheduler = create_scheduler(args.scheduler, options)
         name = args.scheduler
     bar, update = _progress_bar(len(workload.jobs), not args.quiet, name)
     info = {"scheduler": name, "options": scheduler.options(),
