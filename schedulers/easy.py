@@ -116,12 +116,22 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         self._reservation = (self._queue[0][3].id, shadow_s, extra)
 
     def _shadow(self, head: Job, now: float) -> tuple[float, int]:
-        """Shadow time and extra resources for `head`, from the estimated ends of running jobs."""
+        """Shadow time and extra resources for `head`, from the estimated ends of running jobs.
+
+        Every job ending at or before the shadow time counts towards `extra` (textbook EASY, pyss's
+        CPU snapshot), so the result does not depend on the order of jobs ending at the same instant.
+        """
         available = self._resources.nb_free
-        for end, _, res in self._ends:
+        ends = self._ends
+        for index, (end, _, res) in enumerate(ends):
             available += res
             if available >= head.res:
-                return max(end, now), available - head.res
+                shadow_s = max(end, now)
+                for later_end, _, later_res in itertools.islice(ends, index + 1, None):
+                    if later_end > shadow_s:
+                        break
+                    available += later_res
+                return shadow_s, available - head.res
         return math.inf, 0  # unreachable when head.res <= platform size
 
 

@@ -15,19 +15,20 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 BATSIM_V4 = SHARED_DATA / "batsim" / "v4.2.1"
 
 
-def make_workload(specs, name: str = "w0") -> Workload:
-    """specs: iterable of (job_name, submit_s, res, delay_s, walltime_s or None[, extra dict])."""
+def make_workload(specs, name: str = "w0", nb_res: int | None = None) -> Workload:
+    """specs: iterable of (job_name, submit_s, res, delay_s, walltime_s or None[, extra dict]).
+    Each job has its own profile, named after the job (profile names never tell run times)."""
     jobs, profiles = [], {}
     for spec in specs:
         job_name, submit, res, delay, walltime = spec[:5]
         extra = spec[5] if len(spec) > 5 else {}
-        pname = f"d{delay:g}"
+        pname = f"p{job_name}"
         profiles[pname] = Profile(pname, "delay", float(delay),
                                   MappingProxyType({"type": "delay", "delay": delay}))
         jobs.append(Job(f"{name}!{job_name}", float(submit), res, None if walltime is None else float(walltime),
                         pname, MappingProxyType(dict(extra))))
     jobs.sort(key=lambda j: (j.submit_time_s, j.id))
-    return Workload(name=name, jobs=tuple(jobs), profiles=profiles, source="<test>")
+    return Workload(name=name, jobs=tuple(jobs), profiles=profiles, nb_res=nb_res, source="<test>")
 
 
 def need_shared(path: Path) -> Path:

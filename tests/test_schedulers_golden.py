@@ -52,17 +52,17 @@ def test_easy_jobs_csv_golden_bytes():
     rows = [",".join(JOBS_COLUMNS)] + [job_row(engine.records[j]) for j in engine.finished]
     assert "\n".join(rows) == "\n".join([
         ",".join(JOBS_COLUMNS),
-        "A,w0,d10,0.000000,3,12.000000,1,COMPLETED_SUCCESSFULLY,0.000000,10.000000,10.000000,0.000000,"
+        "A,w0,pA,0.000000,3,12.000000,1,COMPLETED_SUCCESSFULLY,0.000000,10.000000,10.000000,0.000000,"
         '10.000000,1.000000,0-2,-1.000000,""',
-        "C,w0,d8,2.000000,1,9.000000,1,COMPLETED_SUCCESSFULLY,2.000000,8.000000,10.000000,0.000000,"
+        "C,w0,pC,2.000000,1,9.000000,1,COMPLETED_SUCCESSFULLY,2.000000,8.000000,10.000000,0.000000,"
         '8.000000,1.000000,3,-1.000000,""',
-        "B,w0,d5,1.000000,4,6.000000,1,COMPLETED_SUCCESSFULLY,10.000000,5.000000,15.000000,9.000000,"
+        "B,w0,pB,1.000000,4,6.000000,1,COMPLETED_SUCCESSFULLY,10.000000,5.000000,15.000000,9.000000,"
         '14.000000,2.800000,0-3,-1.000000,""',
-        "D,w0,d4,2.000000,1,5.000000,1,COMPLETED_SUCCESSFULLY,15.000000,4.000000,19.000000,13.000000,"
+        "D,w0,pD,2.000000,1,5.000000,1,COMPLETED_SUCCESSFULLY,15.000000,4.000000,19.000000,13.000000,"
         '17.000000,4.250000,0,-1.000000,""',
         # rows in completion order: F is rejected at 21, before E is killed at 25
-        'F,w0,d1,21.000000,5,2.000000,0,REJECTED,,,,,,,,,"requests 5 resources, platform has 4"',
-        "E,w0,d10,20.000000,2,5.000000,0,COMPLETED_WALLTIME_REACHED,20.000000,5.000000,25.000000,0.000000,"
+        'F,w0,pF,21.000000,5,2.000000,0,REJECTED,,,,,,,,,"requests 5 resources, platform has 4"',
+        "E,w0,pE,20.000000,2,5.000000,0,COMPLETED_WALLTIME_REACHED,20.000000,5.000000,25.000000,0.000000,"
         '5.000000,1.000000,0-1,-1.000000,""',
     ])
 
@@ -97,3 +97,19 @@ def test_machine_reservation_mode_on_the_hand_computed_case():
     padded = run("easy", reservation="machines")  # walltimes + 5 s: A ends at 17 by estimate
     assert padded.scheduler.head_reservations_s["w0!B"] == 17.0
     assert padded.records["w0!C"].start_s == 2.0 and padded.records["w0!D"].start_s == 15.0
+
+
+@pytest.mark.parametrize("first_size", [6, 5])
+def test_easy_counts_every_job_ending_at_the_shadow_time(first_size):
+    """16 resources, all submitted at t=6. Jobs 0 and 1 (6 and 5 resources, either order) start and
+    end by estimate at 3966; head 2 needs 6 of the 5 free. At the shadow time both have ended, so all
+    16 are free and extra = 10: job 3 (5 resources, long walltime) may backfill now, whichever of jobs
+    0 and 1 is counted first (counting only one of them gives extra 5 or 4)."""
+    second_size = 11 - first_size
+    specs = [("0", 6, first_size, 3000, 3960), ("1", 6, second_size, 3000, 3960),
+             ("2", 6, 6, 100, 200), ("3", 6, 5, 5000, 6000)]
+    engine = Engine(Platform.homogeneous(16), make_workload(specs), create_scheduler("easy"))
+    engine.run()
+    starts = {r.job.name: r.start_s for r in engine.records.values()}
+    assert starts == {"0": 6.0, "1": 6.0, "2": 3006.0, "3": 6.0}
+    assert engine.scheduler.head_reservations_s["w0!2"] == 3966.0

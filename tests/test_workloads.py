@@ -89,13 +89,13 @@ def test_conversion_defaults_are_explicit_and_lossless(tmp_path):
     workload, summary = convert(to_trace_jobs(read_swf(write(tmp_path, SWF_TEXT))))
     assert summary["dropped"] == {"run time 0 (use keep_zero_runtime to replay it as 1 s)": 1}
     jobs = {job["id"]: job for job in workload["jobs"]}
-    assert jobs[1] == {"id": 1, "subtime": 0, "walltime": 200, "res": 4, "profile": "delay100", "user": 7,
+    assert jobs[1] == {"id": 1, "subtime": 0, "walltime": 200, "res": 4, "profile": "1", "user": 7,
                        "group": 3, "queue": 1, "partition": 0, "requested_time_s": 200, "requested_procs": 4,
                        "swf_job": 1}
     assert jobs[2]["res"] == 8 and jobs[2]["walltime"] == -1  # fallback to allocated; no estimate invented
     assert jobs[5]["walltime"] == 30 and summary["nb_killed_at_walltime"] == 1  # under-estimate kept
     parsed = parse_workload(json.dumps(workload))  # a valid Batsim workload
-    assert len(parsed.jobs) == 4 and parsed.profiles["delay100"].delay_s == 100
+    assert len(parsed.jobs) == 4 and parsed.profiles["1"].delay_s == 100
 
 
 def test_conversion_options(tmp_path):
@@ -161,8 +161,8 @@ def test_pm100_style_table(tmp_path):
     workload, summary = convert(table_trace(path))
     assert summary["nb_kept"] == 2
     first, second = workload["jobs"]
-    assert (first["id"], first["subtime"], first["walltime"], first["res"], first["profile"]) == (11, 0, 7200, 32,
-                                                                                                     "delay3600")
+    assert (first["id"], first["subtime"], first["walltime"], first["res"], first["profile"]) == (11, 0, 7200, 32, "11")
+    assert workload["profiles"]["11"] == {"type": "delay", "delay": 3600}
     assert first["user"] == "u1" and first["qos"] == "normal" and first["partition"] == "p1"
     assert second["subtime"] == 1800 and second["walltime"] == -1  # INFINITE: no walltime
     nodes, _ = convert(table_trace(path, unit="nodes"))

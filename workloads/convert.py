@@ -10,6 +10,7 @@ than the run time is kept (the job is killed at it, as the site would have done)
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -203,7 +204,7 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         subtimes=_as_list(submit[kept] - shift),
         walltimes=_as_list(np.where(no_walltime[kept], -1.0, walltime[kept])),
         res=res[kept].tolist(), delays=_as_list(run[kept]),
-        extras=[(key, _as_list(column[kept])) for key, column in trace.extras.items()],
+        extras=[(key, _json_texts(column[kept])) for key, column in trace.extras.items()],
         summary=summary)
     return converted, summary
 
@@ -215,10 +216,47 @@ def convert(trace: TraceJobs, options: ConversionOptions | None = None, *,
     return converted.to_dict(), summary
 
 
+def _json_texts(values: np.ndarray) -> list[str | None]:
+    """Each value as JSON text, None where it is unknown (NaN, None, infinite): the key is then left
+    out of that job. Booleans become true/false, integral floats integers (as Batsim's files write)."""
+    kind = values.dtype.kind
+    if kind == "b":
+        return ["true" if v else "false" for v in values.tolist()]
+    if kind in "iu":
+        return list(map(str, values.tolist()))
+    if kind == "f":
+        return [_number_text(v) for v in values.tolist()]
+    return [_any_text(v) for v in values.tolist()]
+
+
+def _number_text(value: float) -> str | None:
+    if value != value or value in (math.inf, -math.inf):
+        return None
+    return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+
+
+def _any_text(value: Any) -> str | None:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing values
+        return None
+    if value is None or isinstance(value, bool):
+        return None if value is None else ("true" if value else "false")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _number_text(value)
+    return json.dumps(value if isinstance(value, str) else str(value))
+
+
 @dataclass
 class ConvertedWorkload:
     """A converted workload kept as columns: `write` streams one job per line without building
-    450k dicts (a large trace converts in seconds); `to_dict` gives the JSON object."""
+    450k dicts (a large trace converts in seconds); `to_dict` gives the JSON object.
+
+    Every job has its own delay profile, named after the job: a profile name or a profile shared by
+    two jobs would tell a scheduler something about run times (docs/design.md, "runtime-blind").
+    """
 
     head: dict[str, Any]
     ids: list[Any]
@@ -226,23 +264,25 @@ class ConvertedWorkload:
     walltimes: list[Any]
     res: list[int]
     delays: list[Any]
-    extras: list[tuple[str, list[Any]]]
+    extras: list[tuple[str, list[str | None]]]  # (key, JSON text of each job's value or None)
     summary: dict[str, Any]
     tail: dict[str, Any] = field(default_factory=dict)
 
-    def profiles(self) -> dict[str, dict[str, Any]]:
-        return {f"delay{d}": {"type": "delay", "delay": d} for d in dict.fromkeys(self.delays)}
+    @property
+    def profile_names(self) -> list[str]:
+        return [str(i) for i in self.ids]
 
-    def _extra(self, index: int):
-        for key, values in self.extras:
-            value = values[index]
-            if value is not None and value == value:  # NaN = unknown: leave the key out
-                yield key, value
+    def profiles(self) -> dict[str, dict[str, Any]]:
+        return {name: {"type": "delay", "delay": d} for name, d in zip(self.profile_names, self.delays, strict=True)}
 
     def job_dicts(self) -> list[dict[str, Any]]:
-        return [{"id": i, "subtime": s, "walltime": w, "res": r, "profile": f"delay{d}", **dict(self._extra(k))}
-                for k, (i, s, w, r, d) in enumerate(zip(self.ids, self.subtimes, self.walltimes, self.res,
-                                                        self.delays, strict=True))]
+        jobs = []
+        for k, (i, s, w, r, p) in enumerate(zip(self.ids, self.subtimes, self.walltimes, self.res,
+                                                self.profile_names, strict=True)):
+            job = {"id": i, "subtime": s, "walltime": w, "res": r, "profile": p}
+            job.update((key, json.loads(texts[k])) for key, texts in self.extras if texts[k] is not None)
+            jobs.append(job)
+        return jobs
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.head, "jobs": self.job_dicts(), "profiles": self.profiles(), "conversion": self.summary,
@@ -251,26 +291,27 @@ class ConvertedWorkload:
     def write(self, path: str) -> None:
         """The same JSON as `json.dumps(self.to_dict())` up to white space, one job per line."""
         dumps = json.dumps
-        extras = [(dumps(key), values, isinstance(next((v for v in values if v is not None), 0), str))
-                  for key, values in self.extras]
+        extras = [(dumps(key), texts) for key, texts in self.extras]
+        names = [dumps(name) for name in self.profile_names]
         with open(path, "w", encoding="utf-8") as handle:
             handle.write("{\n")
             for key, value in self.head.items():
                 handle.write(f"{dumps(key)}: {dumps(value)},\n")
             handle.write('"jobs": [\n')
             lines = []
-            for k, (i, s, w, r, d) in enumerate(zip(self.ids, self.subtimes, self.walltimes, self.res, self.delays,
-                                                    strict=True)):
+            for k, (i, s, w, r) in enumerate(zip(self.ids, self.subtimes, self.walltimes, self.res, strict=True)):
                 id_text = dumps(i) if isinstance(i, str) else repr(i)
-                line = f'{{"id":{id_text},"subtime":{s!r},"walltime":{w!r},"res":{r},"profile":"delay{d}"'
-                for key, values, textual in extras:
-                    value = values[k]
-                    if value is not None and value == value:
-                        line += f",{key}:{dumps(value) if textual else repr(value)}"
+                line = f'{{"id":{id_text},"subtime":{s!r},"walltime":{w!r},"res":{r},"profile":{names[k]}'
+                for key, texts in extras:
+                    text = texts[k]
+                    if text is not None:
+                        line += f",{key}:{text}"
                 lines.append(line + "}")
             handle.write(",\n".join(lines))
-            handle.write("\n],\n")
-            handle.write(f'"profiles": {dumps(self.profiles(), separators=(",", ":"))},\n')
+            handle.write('\n],\n"profiles": {')
+            handle.write(",".join(f'{name}:{{"type":"delay","delay":{d!r}}}'
+                                  for name, d in zip(names, self.delays, strict=True)))
+            handle.write("},\n")
             for key, value in self.tail.items():
                 handle.write(f"{dumps(key)}: {dumps(value)},\n")
             handle.write(f'"conversion": {dumps(self.summary)}\n}}\n')

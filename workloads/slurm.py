@@ -150,8 +150,8 @@ def to_trace_jobs(path: str | Path, *, unit: str = "cores") -> TraceJobs:
     for feature, names in FEATURES.items():
         column = _find(frame, names)
         if column is not None:
-            values = frame[column]
-            extras[feature] = values.to_numpy() if values.dtype != object else values.astype(str).to_numpy()
+            # object columns stay objects: a missing value is NaN/None (the key is left out), not "nan"
+            extras[feature] = frame[column].to_numpy()
     origin = float(np.floor(np.nanmin(submit))) if len(submit) else 0.0
     ids = frame[cols["job_id"]].to_numpy() if cols["job_id"] else np.arange(len(frame))
     return TraceJobs(source=where, job_ids=ids, submit_s=submit - origin, run_s=run, requested_procs=requested,

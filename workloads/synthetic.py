@@ -1,16 +1,111 @@
 """A small seeded synthetic workload generator (Poisson arrivals, log-uniform run times, power-of-two
 sizes, walltime = run time x an over-estimation factor). For demos, tests and benchmarks; the
-Lublin-Feitelson model is the realistic generator."""
+Lublin-Feitelson model is the realistic generator.
+
+Jobs are drawn in fixed-size chunks from one seeded generator, so a workload of any size streams to
+its file in bounded memory and the same seed gives the same jobs whether they are built in memory
+(`generate`) or written (`write_generated`).
+"""
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
 
+from schedlab.errors import InputError
 from schedlab.model import Job, Profile
 from schedlab.workload import Workload
+
+CHUNK_JOBS = 65_536
+_OVER_FACTORS = (1.0, 1.5, 2.0, 4.0, 10.0)
+_OVER_WEIGHTS = (0.1, 0.3, 0.3, 0.2, 0.1)
+_SERIAL_SHARE = 0.3
+
+
+@dataclass(frozen=True)
+class SyntheticSpec:
+    nb_jobs: int
+    nb_resources: int
+    seed: int
+    load: float = 0.9
+    min_runtime_s: float = 10.0
+    max_runtime_s: float = 36_000.0
+    kill_fraction: float = 0.05
+    nb_users: int = 20
+    name: str = "w0"
+
+    def validate(self) -> None:
+        if self.nb_jobs < 0:
+            raise InputError(f"--jobs must be >= 0, got {self.nb_jobs}")
+        if self.nb_resources <= 0:
+            raise InputError(f"--resources must be > 0, got {self.nb_resources}")
+        if not (self.load > 0 and math.isfinite(self.load)):
+            raise InputError(f"--load must be a finite number > 0, got {self.load}")
+        if not 0 < self.min_runtime_s <= self.max_runtime_s:
+            raise InputError("run times need 0 < min_runtime_s <= max_runtime_s")
+        if not 0 <= self.kill_fraction <= 1 or self.nb_users < 1:
+            raise InputError("kill_fraction must be in [0, 1] and nb_users >= 1")
+
+    def mean_gap_s(self) -> float:
+        """Mean inter-arrival time offering `load` x the platform's capacity, from the expected job
+        area (sizes and run times are drawn independently), so no job needs to be drawn first."""
+        max_exp = int(math.log2(self.nb_resources))
+        mean_parallel = float(np.mean(2.0 ** np.arange(max_exp + 1)))
+        mean_size = _SERIAL_SHARE + (1 - _SERIAL_SHARE) * mean_parallel
+        low, high = self.min_runtime_s, self.max_runtime_s
+        mean_runtime = low if high == low else (high - low) / math.log(high / low)
+        return mean_size * mean_runtime / (self.nb_resources * self.load)
+
+    def generator_info(self) -> dict[str, object]:
+        return {"name": "schedlab.workloads.synthetic", "seed": self.seed, "load": self.load,
+                "nb_jobs": self.nb_jobs}
+
+
+@dataclass(frozen=True)
+class Chunk:
+    first_index: int
+    submit_s: np.ndarray
+    res: np.ndarray
+    walltime_s: np.ndarray
+    runtime_s: np.ndarray
+    users: np.ndarray
+
+
+def chunks(spec: SyntheticSpec) -> Iterator[Chunk]:
+    """The jobs of `spec`, CHUNK_JOBS at a time, in submission order."""
+    spec.validate()
+    rng = np.random.default_rng(spec.seed)
+    max_exp = int(math.log2(spec.nb_resources))
+    gap = spec.mean_gap_s()
+    clock = 0.0
+    origin: float | None = None
+    for first in range(0, spec.nb_jobs, CHUNK_JOBS):
+        n = min(CHUNK_JOBS, spec.nb_jobs - first)
+        sizes = 2 ** rng.integers(0, max_exp + 1, size=n)
+        sizes = np.where(rng.random(n) < _SERIAL_SHARE, 1, sizes)
+        runtimes = np.round(np.exp(rng.uniform(math.log(spec.min_runtime_s), math.log(spec.max_runtime_s), n)))
+        over = rng.choice(_OVER_FACTORS, size=n, p=_OVER_WEIGHTS)
+        walltimes = np.ceil(runtimes * over / 60.0) * 60.0
+        killed = rng.random(n) < spec.kill_fraction
+        walltimes = np.where(killed, np.maximum(np.floor(runtimes * 0.5), 1.0), walltimes)
+        arrivals = clock + np.cumsum(rng.exponential(gap, n))
+        clock = float(arrivals[-1])
+        submits = np.floor(arrivals)
+        if origin is None:
+            origin = float(submits[0])
+        users = rng.integers(0, spec.nb_users, n)
+        yield Chunk(first, submits - origin, sizes, walltimes, runtimes, users)
+
+
+def _features(res: int, walltime_s: float, user: int) -> dict[str, object]:
+    """Submission-time features, from what the user asked for: never from the run time."""
+    return {"user": f"u{user}", "mem_gb": res * 2, "queue": "long" if walltime_s > 3600 else "short"}
 
 
 def generate(*, nb_jobs: int, nb_resources: int, seed: int, load: float = 0.9,
@@ -19,39 +114,80 @@ def generate(*, nb_jobs: int, nb_resources: int, seed: int, load: float = 0.9,
     """Jobs arriving at a rate that offers `load` x the platform's capacity.
 
     A `kill_fraction` of jobs underestimate their walltime (they get killed at it, as in real
-    traces). Extra fields `user`, `mem_gb` and `queue` are drawn so predictors have features.
+    traces). Extra fields `user`, `mem_gb` and `queue` (long when the walltime exceeds 1 h) are
+    derived from the request only. Each job has its own profile, named after the job.
     """
-    if nb_jobs < 0 or nb_resources <= 0:
-        raise ValueError("nb_jobs must be >= 0 and nb_resources > 0")
-    rng = np.random.default_rng(seed)
-    max_exp = int(math.log2(nb_resources))
-    sizes = 2 ** rng.integers(0, max_exp + 1, size=nb_jobs)
-    serial = rng.random(nb_jobs) < 0.3
-    sizes = np.where(serial, 1, sizes)
-    runtimes = np.round(np.exp(rng.uniform(math.log(min_runtime_s), math.log(max_runtime_s), nb_jobs)))
-    over = rng.choice([1.0, 1.5, 2.0, 4.0, 10.0], size=nb_jobs, p=[0.1, 0.3, 0.3, 0.2, 0.1])
-    walltimes = np.ceil(runtimes * over / 60.0) * 60.0
-    killed = rng.random(nb_jobs) < kill_fraction
-    walltimes = np.where(killed, np.maximum(np.floor(runtimes * 0.5), 1.0), walltimes)
-    mean_area = float(np.mean(sizes * runtimes)) if nb_jobs else 1.0
-    mean_gap = mean_area / (nb_resources * load)
-    submits = np.floor(np.cumsum(rng.exponential(mean_gap, nb_jobs)))
-    submits -= submits[0] if nb_jobs else 0
-    users = rng.integers(0, nb_users, nb_jobs)
-    queues = np.where(runtimes > 3600, "long", "short")
+    spec = SyntheticSpec(nb_jobs, nb_resources, seed, load, min_runtime_s, max_runtime_s, kill_fraction,
+                         nb_users, name)
     profiles: dict[str, Profile] = {}
     jobs = []
-    for i in range(nb_jobs):
-        runtime = float(runtimes[i])
-        pname = f"delay{int(runtime)}"
-        if pname not in profiles:
-            profiles[pname] = Profile(pname, "delay", runtime,
-                                      MappingProxyType({"type": "delay", "delay": int(runtime)}))
-        extra = {"user": f"u{int(users[i])}", "mem_gb": int(sizes[i]) * 2, "queue": str(queues[i])}
-        jobs.append(Job(f"{name}!{i}", float(submits[i]), int(sizes[i]), float(walltimes[i]), pname,
-                        MappingProxyType(extra)))
+    for chunk in chunks(spec):
+        for k, (submit, res, walltime, runtime, user) in enumerate(zip(
+                chunk.submit_s.tolist(), chunk.res.tolist(), chunk.walltime_s.tolist(), chunk.runtime_s.tolist(),
+                chunk.users.tolist(), strict=True)):
+            job_name = str(chunk.first_index + k)
+            profiles[job_name] = Profile(job_name, "delay", runtime,
+                                         MappingProxyType({"type": "delay", "delay": int(runtime)}))
+            jobs.append(Job(f"{name}!{job_name}", submit, res, walltime, job_name,
+                            MappingProxyType(_features(res, walltime, user))))
     jobs.sort(key=lambda j: (j.submit_time_s, j.id))
     return Workload(name=name, jobs=tuple(jobs), profiles=profiles, nb_res=nb_resources,
                     source=f"<synthetic seed={seed} jobs={nb_jobs} load={load}>",
-                    extra={"generator": {"name": "schedlab.workloads.synthetic", "seed": seed,
-                                         "load": load, "nb_jobs": nb_jobs}})
+                    extra={"generator": spec.generator_info()})
+
+
+def write_generated(path: str | Path, spec: SyntheticSpec,
+                    progress: Callable[[int], None] | None = None) -> None:
+    """Stream the workload of `spec` to a Batsim JSON file, one job per line, in bounded memory.
+    Profiles follow the jobs (JSON objects are unordered), so nothing is held back."""
+    spec.validate()
+    dumps = json.dumps
+    with Path(path).open("w", encoding="utf-8") as handle:
+        handle.write(f'{{\n"nb_res": {spec.nb_resources},\n"generator": {dumps(spec.generator_info())},\n"jobs": [\n')
+        delays: list[str] = []
+        separator = ""
+        with _Spool() as spool:
+            for chunk in chunks(spec):
+                lines = []
+                for k, (submit, res, walltime, runtime, user) in enumerate(zip(
+                        chunk.submit_s.tolist(), chunk.res.tolist(), chunk.walltime_s.tolist(),
+                        chunk.runtime_s.tolist(), chunk.users.tolist(), strict=True)):
+                    index = chunk.first_index + k
+                    features = dumps(_features(res, walltime, user), separators=(",", ":"))[1:]
+                    lines.append(f'{{"id":{index},"subtime":{int(submit)},"walltime":{int(walltime)},'
+                                 f'"res":{res},"profile":"{index}",{features}')
+                    delays.append(f'"{index}":{{"type":"delay","delay":{int(runtime)}}}')
+                handle.write(separator + ",\n".join(lines))
+                separator = ",\n"
+                spool.write(delays)
+                delays.clear()
+                if progress is not None:
+                    progress(chunk.first_index + len(lines))
+            handle.write('\n],\n"profiles": {\n')
+            spool.copy_to(handle)
+            handle.write("\n}\n}\n")
+
+
+class _Spool:
+    """Profile lines kept in a temporary file while jobs are written (memory stays bounded)."""
+
+    def __enter__(self) -> _Spool:
+        import tempfile
+
+        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed in __exit__)
+        self._empty = True
+        return self
+
+    def write(self, lines: list[str]) -> None:
+        if lines:
+            self._file.write(("" if self._empty else ",\n") + ",\n".join(lines))
+            self._empty = False
+
+    def copy_to(self, handle) -> None:
+        import shutil
+
+        self._file.seek(0)
+        shutil.copyfileobj(self._file, handle)
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
