@@ -174,7 +174,7 @@ class _Spool:
     def __enter__(self) -> _Spool:
         import tempfile
 
-        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed in __exit__)
+        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")
         self._empty = True
         return self
 
