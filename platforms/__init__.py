@@ -12,10 +12,17 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from schedlab.errors import InputError
+
 SHIPPED = {
     "lublin256": "lublin256.xml",
     "marconi100": "marconi100.xml",
     "constrained512": "constrained512.xml",
+}
+DESCRIPTIONS = {
+    "lublin256": "256 nodes, one resource each (Lublin-Feitelson 256-node workloads)",
+    "marconi100": "15,680 cores = 980 nodes x 16 (MARCONI100, the DIWS study)",
+    "constrained512": "512 cores (the hybrid plan/backfill study's constrained platform)",
 }
 
 
@@ -24,5 +31,15 @@ def platform_path(name: str) -> Path:
     try:
         filename = SHIPPED[name]
     except KeyError:
-        raise ValueError(f"unknown platform {name!r} (shipped: {', '.join(SHIPPED)})") from None
+        raise InputError(f"unknown platform {name!r} (shipped: {', '.join(SHIPPED)})") from None
     return Path(str(resources.files(__package__).joinpath(filename)))
+
+
+def resolve_platform(name_or_path: str | Path) -> Path:
+    """An existing file wins; otherwise a shipped platform's name (`-p marconi100`)."""
+    path = Path(name_or_path)
+    if path.exists() or str(name_or_path) not in SHIPPED:
+        if not path.exists():
+            raise InputError(f"no such file (shipped platforms by name: {', '.join(SHIPPED)})", path=str(path))
+        return path
+    return platform_path(str(name_or_path))

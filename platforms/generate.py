@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
+from schedlab.errors import InputError
+
 
 def _digit_groups(count: int) -> list[tuple[int, int, int]]:
     """(digits, first, last) ranges covering 0..count-1."""
@@ -27,7 +29,7 @@ def cluster_xml(nb_resources: int, *, prefix: str = "node", speed: str = "1Gf", 
                 latency: str = "50us", cores_per_resource: int = 1, comment: str = "") -> str:
     """A platform of `nb_resources` compute hosts (`prefix` + zero-padded number) and `master_host0`."""
     if nb_resources <= 0 or cores_per_resource <= 0:
-        raise ValueError("nb_resources and cores_per_resource must be > 0")
+        raise InputError("--hosts and --cores-per-host must be > 0")
     width = len(str(nb_resources - 1))
     attrs = (f"speed={quoteattr(speed)} bw={quoteattr(bandwidth)} lat={quoteattr(latency)} "
              f'bb_bw="10GBps" bb_lat="500us"')
@@ -69,4 +71,4 @@ def machine_xml(nb_hosts: int, cores_per_host: int = 1, *, resource_per: str = "
         return cluster_xml(nb_hosts * cores_per_host, prefix="core", comment=comment)
     if resource_per == "host":
         return cluster_xml(nb_hosts, prefix="node", cores_per_resource=cores_per_host, comment=comment)
-    raise ValueError(f"resource_per must be 'core' or 'host', got {resource_per!r}")
+    raise InputError(f"resource_per must be 'core' or 'host', got {resource_per!r}")

@@ -1,16 +1,20 @@
-"""The `schedlab` command. Errors are one line on stderr and a non-zero exit, never a traceback:
-exit 2 for bad input or options, 1 for a simulation/protocol failure (partial outputs kept)."""
+"""The `schedlab` command. Errors are one line on stderr and a conventional exit code: 2 bad input or
+options (checked before long work), 1 a simulation/protocol failure (partial outputs kept), 3 an
+internal error (a bug: traceback written to a log file), 130 interrupted (partial outputs kept)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from schedlab.errors import InputError, SchedlabError
+from schedlab.errors import InputError, SchedlabError, SchedulerFailure
+
+EXIT_FAILURE, EXIT_INPUT, EXIT_BUG, EXIT_INTERRUPTED = 1, 2, 3, 130
 
 
 def _progress_bar(total: int, enabled: bool, desc: str) -> tuple[Any, Any]:
@@ -30,47 +34,87 @@ def _progress_bar(total: int, enabled: bool, desc: str) -> tuple[Any, Any]:
     return bar, update
 
 
-def _scheduler_from_args(args: argparse.Namespace) -> Any:
-    from schedlab.schedulers.base import create_scheduler, parse_options
+def _warn(message: str) -> None:
+    print(f"schedlab: warning: {message}", file=sys.stderr)
 
-    return create_scheduler(args.scheduler, parse_options(args.option or []))
+
+def _report_bug(exc: BaseException, context: str = "", message: str | None = None) -> int:
+    """An unexpected exception is a bug: one line here, the whole traceback in a log file."""
+    import tempfile
+    import time
+    import traceback
+
+    log = Path(tempfile.gettempdir()) / f"schedlab-crash-{time.strftime('%Y%m%d-%H%M%S')}-{id(exc):x}.log"
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    try:
+        log.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+        pointer = f"; traceback in {log}"
+    except OSError:
+        pointer = ""
+    what = message or f"{type(exc).__name__}: {exc}{where}"
+    print(f"schedlab: internal error (a bug, please report it): {what}{context}{pointer}", file=sys.stderr)
+    return EXIT_BUG
+
+
+def _option_pairs(args: argparse.Namespace) -> dict[str, str]:
+    from schedlab.schedulers.base import parse_options
+
+    return parse_options(args.option or [])
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from schedlab.metrics import format_table
+    from schedlab.paths import check_output_dir, check_output_file, clear_run_files
     from schedlab.platform import load_platform
+    from schedlab.platforms import resolve_platform
     from schedlab.run import simulate
-    from schedlab.schedulers.base import parse_options
     from schedlab.workload import load_workload
 
-    platform = load_platform(args.platform)
+    if re.match(r"^\w+=", args.out):
+        raise InputError(f"--out {args.out!r} looks like a scheduler option: -o is --out (the results "
+                         "directory); give scheduler options with -O/--option KEY=VALUE")
+    if args.record and not args.external:
+        raise InputError("--record needs --external (it records the messages exchanged with that process)")
+    if args.external and args.scheduler:
+        raise InputError("give either --scheduler or --external, not both")
+    if not args.external and not args.scheduler:
+        raise InputError("--scheduler NAME (or --external CMD) is required")
+    options = _option_pairs(args)
+    if args.external and options:
+        raise InputError("-O/--option configures our schedulers; pass options to the --external command itself")
+    platform_path = resolve_platform(args.platform)
+    platform = load_platform(platform_path)
     workload = load_workload(args.workload)
-    options = parse_options(args.option or [])
-    if args.external:
-        if args.scheduler:
-            raise InputError("give either --scheduler or --external, not both")
-        from schedlab.protocol.client import ExternalDecisionProcess
-
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        scheduler: Any = ExternalDecisionProcess(args.external, workload=workload, timeout_s=args.timeout,
-                                                 record_path=args.record,
-                                                 log_path=str(Path(args.out) / "external.log"))
-        name = f"external: {args.external}"
-    else:
-        if not args.scheduler:
-            raise InputError("--scheduler NAME (or --external CMD) is required")
+    if workload.nb_res is not None and workload.nb_res != platform.nb_resources:
+        _warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
+              "resources (the platform decides; Batsim only uses nb_res with --mmax-workload)")
+    if not args.external:
         from schedlab.schedulers.base import create_scheduler
 
-        scheduler = create_scheduler(args.scheduler, options)
+        scheduler: Any = create_scheduler(args.scheduler, options)
+    out = check_output_dir(args.out)
+    if args.record:
+        check_output_file(args.record)
+    removed = clear_run_files(out)
+    if removed and not args.quiet:
+        print(f"{out}: replaced {', '.join(removed)} of an earlier run", file=sys.stderr)
+    if args.external:
+        from schedlab.protocol.client import ExternalDecisionProcess
+
+        scheduler = ExternalDecisionProcess(args.external, workload=workload, timeout_s=args.timeout,
+                                            record_path=args.record, log_path=str(out / "external.log"))
+        name = f"external: {args.external}"
+    else:
         name = args.scheduler
     bar, update = _progress_bar(len(workload.jobs), not args.quiet, name)
     info = {"scheduler": name, "options": scheduler.options(),
-            "platform": {"path": str(args.platform), "nb_resources": platform.nb_resources},
+            "platform": {"path": str(platform_path), "nb_resources": platform.nb_resources},
             "workload": {"path": str(args.workload), "nb_jobs": len(workload.jobs),
                          **({"generator": workload.extra["generator"]} if "generator" in workload.extra else {})},
             "cli_options": options}
     try:
-        result = simulate(platform, workload, scheduler, args.out, run_info=info, progress=update)
+        result = simulate(platform, workload, scheduler, out, run_info=info, progress=update)
     finally:
         if bar is not None:
             bar.close()
@@ -78,28 +122,47 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if closer is not None:
             closer()
     if not args.quiet:
-        print(f"{name} on {platform.nb_resources} resources, {len(workload.jobs)} jobs -> {args.out}")
+        print(f"{name} on {platform.nb_resources} resources, {len(workload.jobs)} jobs -> {out}")
         metrics = dict(result.summary["metrics"], scheduling_time_s=result.summary["timing"]["scheduling_time_s"])
         print(format_table(metrics))
+    kept = f" (partial results in {out}, marked incomplete)"
+    if isinstance(result.exception, KeyboardInterrupt):
+        print(f"schedlab: interrupted{kept}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if result.is_bug:
+        return _report_bug(result.exception, kept)
     if result.error is not None:
-        print(f"schedlab: error: {result.error} (partial results in {args.out}, marked incomplete)",
-              file=sys.stderr)
-        return 1
+        print(f"schedlab: error: {result.error}{kept}", file=sys.stderr)
+        return EXIT_FAILURE
     return 0
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    from schedlab.protocol.server import serve
+def _listening(what: str):
+    return lambda endpoint: print(f"schedlab {what}: listening on {endpoint}", flush=True)
 
-    scheduler = _scheduler_from_args(args)
-    serve(scheduler, args.socket, timeout_s=args.timeout, record_path=args.record)
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from schedlab.paths import check_output_file
+    from schedlab.protocol.server import check_endpoint, serve
+    from schedlab.schedulers.base import create_scheduler
+
+    check_endpoint(args.socket)
+    scheduler = create_scheduler(args.scheduler, _option_pairs(args))
+    if args.record:
+        check_output_file(args.record)
+    serve(scheduler, args.socket, timeout_s=args.timeout, record_path=args.record, ready=_listening("serve"))
     return 0
 
 
 def cmd_record(args: argparse.Namespace) -> int:
+    from schedlab.paths import check_output_file
     from schedlab.protocol.recorder import record
+    from schedlab.protocol.server import check_endpoint
 
-    count = record(args.listen, args.forward, args.output, timeout_s=args.timeout)
+    check_endpoint(args.listen)
+    check_endpoint(args.forward)
+    check_output_file(args.output)
+    count = record(args.listen, args.forward, args.output, timeout_s=args.timeout, ready=_listening("record"))
     print(f"{count} messages recorded -> {args.output}", file=sys.stderr)
     return 0
 
@@ -117,165 +180,36 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _first_sentence(doc: str | None) -> str:
+    """The docstring's first sentence, whole (lines joined), for one-line listings."""
+    paragraph = " ".join((doc or "").strip().split("\n\n")[0].split())
+    # a sentence ends at . ! ? followed by the end or a capital, never after "al." / "e.g." / "i.e."
+    match = re.search(r"^(.+?(?<! al)(?<!e\.g)(?<!i\.e)[.!?])(?=$|\s+[A-Z])", paragraph)
+    return match.group(1) if match else paragraph
+
+
 def cmd_schedulers(args: argparse.Namespace) -> int:
     import schedlab.schedulers  # noqa: F401
-    from schedlab.schedulers.base import SCHEDULERS, scheduler_option_types
+    from schedlab.schedulers.base import SCHEDULERS, scheduler_option_specs
     from schedlab.schedulers.policies import POLICIES
 
     for name, cls in sorted(SCHEDULERS.items()):
-        options = ", ".join(f"{k}" for k in scheduler_option_types(cls))
-        print(f"{name:<12} {(cls.__doc__ or '').strip().splitlines()[0]}  [options: {options or '-'}]")
-    print("\nqueue_order policies: " + ", ".join(sorted(POLICIES)))
-    return 0
-
-
-def cmd_workload_generate(args: argparse.Namespace) -> int:
-    from schedlab.workloads.synthetic import generate
-
-    workload = generate(nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed, load=args.load)
-    _write_json(args.output, workload.to_json())
-    print(f"{len(workload.jobs)} jobs on {args.resources} resources (seed {args.seed}) -> {args.output}")
-    return 0
-
-
-def _conversion_options(args: argparse.Namespace):
-    from schedlab.workloads.convert import ConversionOptions
-
-    return ConversionOptions(
-        res_from=args.res_from, missing_walltime=args.missing_walltime, start=args.start, days=args.days,
-        last_hours=args.last_hours, first=args.first, keep_zero_runtime=args.keep_zero_runtime,
-        max_runtime_s=args.max_runtime, platform_size=args.platform_size, too_large=args.too_large,
-        nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes, only_completed=args.only_completed)
-
-
-def _write_conversion(trace: Any, args: argparse.Namespace, *, description: str = "",
-                      generator: dict[str, Any] | None = None, note: str = "") -> int:
-    from schedlab.workloads.convert import convert_columns, format_summary
-
-    workload, summary = convert_columns(trace, _conversion_options(args), description=description)
-    if generator is not None:
-        workload.tail["generator"] = generator
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    workload.write(args.output)
-    print(format_summary(summary))
-    print(f"-> {args.output} (nb_res {workload.head['nb_res']}){note}")
-    return 0
-
-
-def cmd_workload_from_swf(args: argparse.Namespace) -> int:
-    from schedlab.workloads.swf import read_swf, to_trace_jobs
-
-    trace = to_trace_jobs(read_swf(args.trace))
-    if args.platform_size is None and trace.max_procs:
-        args.platform_size = trace.max_procs
-    return _write_conversion(trace, args)
-
-
-def cmd_workload_from_table(args: argparse.Namespace) -> int:
-    from schedlab.workloads.slurm import to_trace_jobs
-
-    return _write_conversion(to_trace_jobs(args.table, unit=args.unit), args)
-
-
-def cmd_workload_lublin(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from schedlab.workloads.convert import TraceJobs
-    from schedlab.workloads.lublin import generate, to_swf_columns
-    from schedlab.workloads.swf import write_swf
-
-    jobs = generate(nodes=args.nodes, nb_jobs=args.jobs, seed=args.seed, typed=args.mode == "typed",
-                    start_hour=args.start_hour, exact_clock=args.exact_clock)
-    columns = to_swf_columns(jobs)
-    swf_path = args.swf or (args.output if args.output.endswith(".swf") else None)
-    if swf_path:
-        Path(swf_path).parent.mkdir(parents=True, exist_ok=True)
-        with Path(swf_path).open("w", encoding="utf-8") as handle:
-            write_swf(handle, columns, jobs.header)
-        print(f"{args.jobs} jobs (SWF) -> {swf_path}")
-    if not args.output.endswith(".swf"):
-        trace = TraceJobs(source=f"lublin(nodes={args.nodes}, seed={args.seed}, mode={args.mode})",
-                          job_ids=np.arange(len(jobs.nodes)), submit_s=jobs.submit_s, run_s=jobs.run_s,
-                          requested_procs=jobs.nodes.astype(float), allocated_procs=jobs.nodes.astype(float),
-                          requested_time_s=np.full(len(jobs.nodes), -1.0), extras={"queue": jobs.job_type})
-        generator = {"name": "lublin", "nodes": args.nodes, "nb_jobs": args.jobs, "seed": args.seed,
-                     "mode": args.mode, "start_hour": args.start_hour, "exact_clock": args.exact_clock}
-        return _write_conversion(trace, args, description=jobs.header["Note"], generator=generator,
-                                 note=f"; the model has no user estimate: walltime policy '{args.missing_walltime}'")
-    return 0
-
-
-def cmd_workload_check(args: argparse.Namespace) -> int:
-    from schedlab.workload import load_workload
-
-    workload = load_workload(args.workload)
-    types = sorted({workload.profiles[j.profile].type for j in workload.jobs})
-    largest = max((j.res for j in workload.jobs), default=0)
-    span = (workload.jobs[-1].submit_time_s - workload.jobs[0].submit_time_s) if workload.jobs else 0.0
-    print(f"{args.workload}: OK: {len(workload.jobs)} jobs, {len(workload.profiles)} profiles "
-          f"({', '.join(types) or '-'}), nb_res {workload.nb_res}, largest job {largest}, "
-          f"submissions over {span / 86400:.2f} days")
-    if workload.nb_res is not None and largest > workload.nb_res:
-        print(f"note: {sum(j.res > workload.nb_res for j in workload.jobs)} jobs request more than nb_res")
-    return 0
-
-
-def _add_conversion_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output", "-o", required=True, help="Batsim JSON workload to write")
-    parser.add_argument("--res-from", choices=("requested", "allocated"), default="requested",
-                        help="processor field for res (the other is the fallback when unknown)")
-    parser.add_argument("--missing-walltime", default="none",
-                        help="when the requested time is unknown: none (walltime -1, default), drop, runtime, "
-                             "factor:F (F x run time) or max:SECONDS")
-    parser.add_argument("--start", help="window start: seconds from the trace start, or a UTC date")
-    parser.add_argument("--days", type=float, help="window length in days (e.g. 15)")
-    parser.add_argument("--last-hours", type=float, help="keep the last H hours of submissions (e.g. 24)")
-    parser.add_argument("--first", type=int, help="keep the first N jobs that pass the filters")
-    parser.add_argument("--keep-zero-runtime", action="store_true", help="replay run time 0 as 1 s instead of dropping")
-    parser.add_argument("--max-runtime", type=float, help="drop jobs running longer (seconds, e.g. 604800)")
-    parser.add_argument("--platform-size", type=int, help="resources of the target platform (SWF: MaxProcs)")
-    parser.add_argument("--too-large", choices=("drop", "reject"), default="drop",
-                        help="jobs larger than the platform: drop them, or keep them for the scheduler to reject")
-    parser.add_argument("--nodes-to-cores", type=int, default=1, help="multiply res (trace counts nodes)")
-    parser.add_argument("--cores-to-nodes", type=int, default=1, help="divide res, rounding up (cores -> nodes)")
-    parser.add_argument("--only-completed", action="store_true", help="keep only jobs whose status is completed")
-
-
-def cmd_platform_generate(args: argparse.Namespace) -> int:
-    from schedlab.platforms.generate import machine_xml
-
-    text = machine_xml(args.hosts, args.cores_per_host, resource_per=args.resource_per)
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(text, encoding="utf-8")
-    count = args.hosts * (args.cores_per_host if args.resource_per == "core" else 1)
-    print(f"{count} compute resources (one per {args.resource_per}) + master_host0 -> {args.output}")
+        print(f"{name}\n    {_first_sentence(cls.__doc__)}")
+        for spec in scheduler_option_specs(cls):
+            print(f"      -O {spec.name + '=':<16} {spec.choices}; default {spec.default}")
+    print("\nqueue_order policies (smallest score first):")
+    for name, policy in sorted(POLICIES.items()):
+        print(f"    {name:<8} {_first_sentence(policy.doc)}")
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from schedlab.experiments.demo import run_demo
+    from schedlab.paths import check_output_dir
 
-    run_demo(Path(args.out), nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed,
+    run_demo(check_output_dir(args.out), nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed,
              show_progress=not args.quiet)
     return 0
-
-
-def _write_json(path: str, obj: Any) -> None:
-    """Workloads: one job per line (readable, diffable, and json's C encoder stays in use)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    compact = {"separators": (",", ":")}
-    with Path(path).open("w", encoding="utf-8") as handle:
-        handle.write("{\n")
-        items = list(obj.items())
-        for number, (key, value) in enumerate(items):
-            end = ",\n" if number < len(items) - 1 else "\n"
-            if key == "jobs" and isinstance(value, list):
-                handle.write('"jobs": [\n')
-                handle.write(",\n".join(json.dumps(job, **compact) for job in value))
-                handle.write("\n]" + end)
-            else:
-                handle.write(f"{json.dumps(key)}: {json.dumps(value, **compact)}{end}")
-        handle.write("}\n")
 
 
 def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> None:
@@ -283,25 +217,27 @@ def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> No
         parser.add_argument("scheduler", help="scheduler name (see `schedlab schedulers`)")
     else:
         parser.add_argument("--scheduler", "-s", help="scheduler name (see `schedlab schedulers`)")
-    parser.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
-                        help="scheduler option, repeatable (e.g. queue_order=spt)")
+    parser.add_argument("--option", "-O", action="append", metavar="KEY=VALUE",
+                        help="scheduler option, repeatable, each key once (e.g. -O queue_order=spt)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from schedlab import __version__
+    from schedlab.cli_workloads import add_parsers
 
     parser = argparse.ArgumentParser(prog="schedlab", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"schedlab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("simulate", help="run a workload on the embedded engine")
-    p.add_argument("--platform", "-p", required=True, help="SimGrid platform XML")
+    p.add_argument("--platform", "-p", required=True, help="SimGrid platform XML, or a shipped platform's name")
     p.add_argument("--workload", "-w", required=True, help="Batsim JSON workload")
     _add_scheduler_args(p, positional=False)
     p.add_argument("--external", metavar="CMD",
                    help="drive an external Batsim 4 decision process instead; {socket} in CMD becomes "
                         "its bind endpoint (tcp://127.0.0.1:PORT); its output goes to OUT/external.log")
-    p.add_argument("--out", default="out", help="output directory (default: out)")
+    p.add_argument("--out", "-o", default="out",
+                   help="results directory (default: out); files of an earlier run there are replaced")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds to wait for each external reply (default 60)")
     p.add_argument("--record", help="with --external: write every message to this JSON-lines file")
@@ -334,57 +270,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schedulers)
 
     p = sub.add_parser("demo", help="generate a workload and compare fcfs, easy, easy-sjbf")
-    p.add_argument("--out", default="out/demo")
+    p.add_argument("--out", "-o", default="out/demo", help="results directory (default out/demo)")
     p.add_argument("--jobs", type=int, default=2000)
     p.add_argument("--resources", type=int, default=256)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("workload", help="workload tools")
-    wsub = p.add_subparsers(dest="workload_command", required=True)
-    g = wsub.add_parser("generate", help="seeded synthetic workload (Batsim JSON)")
-    g.add_argument("--jobs", type=int, required=True)
-    g.add_argument("--resources", type=int, required=True)
-    g.add_argument("--seed", type=int, required=True)
-    g.add_argument("--load", type=float, default=0.9)
-    g.add_argument("--output", "-o", required=True)
-    g.set_defaults(func=cmd_workload_generate)
-
-    g = wsub.add_parser("from-swf", help="SWF trace (gzip ok) -> Batsim JSON")
-    g.add_argument("trace")
-    _add_conversion_args(g)
-    g.set_defaults(func=cmd_workload_from_swf)
-    g = wsub.add_parser("from-table", help="Slurm sacct / PM100 table (CSV or Parquet) -> Batsim JSON")
-    g.add_argument("table")
-    g.add_argument("--unit", choices=("cores", "nodes"), default="cores", help="what res counts")
-    _add_conversion_args(g)
-    g.set_defaults(func=cmd_workload_from_table)
-    g = wsub.add_parser("lublin", help="Lublin-Feitelson model workload (Batsim JSON, or SWF with -o X.swf / --swf)")
-    g.add_argument("--nodes", type=int, required=True)
-    g.add_argument("--jobs", type=int, required=True)
-    g.add_argument("--seed", type=int, required=True)
-    g.add_argument("--mode", choices=("typed", "typeless"), default="typed",
-                   help="typed: batch + interactive parameter sets (the program's default); typeless: one set")
-    g.add_argument("--start-hour", type=float, default=0.0, help="hour of day at t=0 (the program: 0)")
-    g.add_argument("--exact-clock", action="store_true",
-                   help="keep fractional arrival times (the program truncates each step, drifting the daily cycle)")
-    g.add_argument("--swf", help="also write the SWF trace here")
-    _add_conversion_args(g)
-    g.set_defaults(func=cmd_workload_lublin)
-    g = wsub.add_parser("check", help="validate a Batsim JSON workload")
-    g.add_argument("workload")
-    g.set_defaults(func=cmd_workload_check)
-
-    p = sub.add_parser("platform", help="platform tools")
-    psub = p.add_subparsers(dest="platform_command", required=True)
-    g = psub.add_parser("generate", help="SimGrid platform XML loadable by Batsim 4.2.1")
-    g.add_argument("--hosts", type=int, required=True)
-    g.add_argument("--cores-per-host", type=int, default=1)
-    g.add_argument("--resource-per", choices=("core", "host"), default="core",
-                   help="one Batsim compute resource per core (default) or per host")
-    g.add_argument("--output", "-o", required=True)
-    g.set_defaults(func=cmd_platform_generate)
+    add_parsers(sub)
     return parser
 
 
@@ -395,18 +288,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except InputError as exc:
         print(f"schedlab: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_INPUT
+    except SchedulerFailure as exc:  # our scheduler raised while serving Batsim: a bug, reported as one
+        return _report_bug(exc.__cause__ or exc, message=str(exc))
     except SchedlabError as exc:
         print(f"schedlab: error: {exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:  # option values checked by generators
-        print(f"schedlab: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_FAILURE
     except KeyboardInterrupt:
         print("schedlab: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return 1
+        return EXIT_FAILURE
+    except Exception as exc:
+        return _report_bug(exc)
 
 
 if __name__ == "__main__":

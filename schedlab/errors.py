@@ -34,3 +34,7 @@ class SimulationError(SchedlabError):
 
 class ProtocolError(SchedlabError):
     """A malformed or illegal Batsim protocol message, or a peer that went away."""
+
+
+class SchedulerFailure(SchedlabError):
+    """A scheduler raised an unexpected exception (a bug); names the event, job and time."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -73,36 +74,59 @@ def compute_metrics(outcomes: Sequence[Outcome], nb_resources: int | None,
     return metrics
 
 
-def _float(row: dict[str, str], key: str, path: str, line: int) -> float | None:
-    text = row.get(key)
-    if text is None:
-        raise InputError("missing column", path=path, line=line, field=key)
+def _float(text: str, key: str, path: str, line: int) -> float | None:
     if text == "":
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise InputError(f"not a number: {text!r}", path=path, line=line, field=key) from None
+    if not math.isfinite(value):
+        raise InputError(f"not a finite number: {text!r}", path=path, line=line, field=key)
+    return value
+
+
+#: Columns `read_jobs_csv` needs (Batsim 4.2.1's jobs.csv has them all).
+REQUIRED_JOBS_COLUMNS = ("job_id", "submission_time", "requested_number_of_resources", "final_state",
+                         "starting_time", "finish_time")
 
 
 def read_jobs_csv(path: str | Path) -> list[Outcome]:
-    """Read a Batsim (or schedlab) `_jobs.csv`."""
+    """Read a Batsim (or schedlab) `_jobs.csv`. A file without a header, a short or long row, or a
+    last line without its newline (a file cut while written) is an error naming the line."""
     path = Path(path)
+    where = str(path)
     try:
-        handle = path.open(newline="", encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError("no such file", path=str(path)) from None
+        raise InputError("no such file", path=where) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=where) from None
+    if not text.strip():
+        raise InputError("empty file (no header line; expected a Batsim jobs.csv)", path=where, line=1)
+    if not text.endswith("\n"):
+        raise InputError("the last line has no newline: the file looks truncated", path=where,
+                         line=text.count("\n") + 1)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader)
+    for column in REQUIRED_JOBS_COLUMNS:
+        if column not in header:
+            raise InputError("missing column (is this a Batsim jobs.csv?)", path=where, line=1, field=column)
+    index = {name: header.index(name) for name in REQUIRED_JOBS_COLUMNS}
     outcomes: list[Outcome] = []
-    with handle:
-        reader = csv.DictReader(handle)
-        for line, row in enumerate(reader, start=2):
-            submit = _float(row, "submission_time", str(path), line)
-            res = _float(row, "requested_number_of_resources", str(path), line)
-            if submit is None or res is None:
-                raise InputError("empty value", path=str(path), line=line, field="submission_time")
-            outcomes.append(Outcome(row.get("job_id", ""), submit, int(res), row.get("final_state", ""),
-                                    _float(row, "starting_time", str(path), line),
-                                    _float(row, "finish_time", str(path), line)))
+    for row in reader:
+        line = reader.line_num
+        if len(row) != len(header):
+            raise InputError(f"{len(row)} fields, the header has {len(header)} (truncated or malformed row)",
+                             path=where, line=line)
+        submit = _float(row[index["submission_time"]], "submission_time", where, line)
+        res = _float(row[index["requested_number_of_resources"]], "requested_number_of_resources", where, line)
+        if submit is None or res is None:
+            raise InputError("empty value", path=where, line=line,
+                             field="submission_time" if submit is None else "requested_number_of_resources")
+        outcomes.append(Outcome(row[index["job_id"]], submit, int(res), row[index["final_state"]],
+                                _float(row[index["starting_time"]], "starting_time", where, line),
+                                _float(row[index["finish_time"]], "finish_time", where, line)))
     return outcomes
 
 

@@ -20,25 +20,38 @@ class RunResult:
     engine: Engine
     summary: dict[str, Any]
     error: str | None
+    #: What stopped the run: a SchedlabError (a rule was broken: exit 1), KeyboardInterrupt (exit 130)
+    #: or any other exception (a bug: exit 3). None when the run is complete.
+    exception: BaseException | None = None
+
+    @property
+    def is_bug(self) -> bool:
+        return self.exception is not None and not isinstance(self.exception, SchedlabError | KeyboardInterrupt)
 
 
 def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: str | Path | None, *,
              run_info: Mapping[str, Any] | None = None,
              progress: Callable[[int], None] | None = None) -> RunResult:
-    """Run to the end; on a SchedlabError or Ctrl-C, flush what finished and mark it incomplete."""
+    """Run to the end. Whatever stops it once the engine has started (a broken rule, a scheduler
+    bug, Ctrl-C) still writes what finished, marked `"complete": false` with the error."""
     engine = Engine(platform, workload, scheduler, progress=progress)
-    error: str | None = None
+    exception: BaseException | None = None
     t0 = time.perf_counter()
     try:
         engine.run()
-    except SchedlabError as exc:
-        error = str(exc)
-    except KeyboardInterrupt:
-        error = "interrupted"
+    except (Exception, KeyboardInterrupt) as exc:
+        exception = exc
     elapsed = time.perf_counter() - t0
+    error = None
+    if isinstance(exception, KeyboardInterrupt):
+        error = "interrupted"
+    elif isinstance(exception, SchedlabError):
+        error = str(exception)
+    elif exception is not None:
+        error = f"internal error: {type(exception).__name__}: {exception}"
     info = dict(run_info or {})
     if out_dir is not None:
         summary = write_outputs(engine, out_dir, run_info=info, simulation_time_s=elapsed, error=error)
     else:
         summary = build_summary(engine, run_info=info, simulation_time_s=elapsed, error=error)
-    return RunResult(engine, summary, error)
+    return RunResult(engine, summary, error, exception)

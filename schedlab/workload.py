@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,13 @@ from typing import Any
 
 from schedlab.errors import InputError
 from schedlab.model import Job, Profile
-from schedlab.protocol.jobs import JobFieldError, job_from_json, job_to_json, profile_from_json
+from schedlab.protocol.jobs import (
+    BATSIM_PROFILE_TYPES,
+    JobFieldError,
+    job_from_json,
+    job_to_json,
+    profile_from_json,
+)
 
 
 @dataclass(frozen=True)
@@ -96,12 +103,55 @@ def parse_workload(text: str, path: str = "<string>", name: str = "w0") -> Workl
     return Workload(name=name, jobs=tuple(jobs), profiles=profiles, nb_res=nb_res, source=path, extra=extra)
 
 
-def load_workload(path: str | Path, name: str = "w0") -> Workload:
-    path = Path(path)
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("no such file", path=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a Batsim JSON workload", path=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path=str(path)) from None
-    return parse_workload(text, str(path), name)
+
+
+def load_workload(path: str | Path, name: str = "w0") -> Workload:
+    path = Path(path)
+    return parse_workload(_read_text(path), str(path), name)
+
+
+def check_workload_file(path: str | Path) -> tuple[Workload, list[str]]:
+    """Load a workload and apply the checks real Batsim 4.2.1 makes at start-up (nb_res present,
+    known profile types) plus one it leaves to the run (no job larger than nb_res). Problems raise
+    InputError naming the line; notes are things a user may want to know (run-time leaks)."""
+    path = Path(path)
+    text = _read_text(path)
+    workload = parse_workload(text, str(path))
+    if workload.nb_res is None:
+        raise InputError("missing (Batsim 4.2.1 requires it)", path=str(path), field="nb_res")
+    for pname, profile in workload.profiles.items():
+        if profile.type not in BATSIM_PROFILE_TYPES:
+            raise InputError(f"profile {pname!r} has type {profile.type!r}, unknown to Batsim 4.2.1 (known: "
+                             f"{', '.join(sorted(BATSIM_PROFILE_TYPES))})", path=str(path),
+                             line=_line_of_text(text, json.dumps(pname) + ":"), field="type")
+    for job in workload.jobs:
+        if job.res > workload.nb_res:
+            line = (_line_of_job(text, int(job.name)) if job.name.isdigit() else None) or _line_of_job(text, job.name)
+            raise InputError(f"job {job.name!r} requests {job.res} resources, nb_res is {workload.nb_res}",
+                             path=str(path), line=line, field="res")
+    return workload, _leak_notes(workload)
+
+
+def _leak_notes(workload: Workload) -> list[str]:
+    """Profile names and profile sharing are visible to schedulers (JOB_SUBMITTED carries the name)."""
+    notes = []
+    delays = {n: p.delay_s for n, p in workload.profiles.items() if p.delay_s is not None}
+    telling = [n for n, d in delays.items() if d >= 10 and re.search(rf"(?<!\d){int(d)}(?!\d)", n)]
+    if telling:
+        notes.append(f"{len(telling)} of {len(delays)} delay profile names contain their delay (e.g. "
+                     f"{telling[0]!r}): schedulers see profile names, so they can read run times")
+    users = Counter(job.profile for job in workload.jobs)
+    shared = sum(count for name, count in users.items() if count > 1 and name in delays)
+    if shared:
+        notes.append(f"{shared} jobs share a delay profile with another job: a scheduler can tell they run "
+                     "equally long (schedlab's converters give each job its own profile)")
+    return notes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from schedlab.errors import InputError
@@ -136,11 +137,39 @@ def create_scheduler(name: str, options: Mapping[str, Any] | None = None) -> Sch
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, str]:
-    """`["k=v", ...]` from the command line -> dict (values stay strings until coerced)."""
+    """`["k=v", ...]` from the command line -> dict (values stay strings until coerced). A key given
+    twice is an error: which one was meant cannot be guessed."""
     options: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise InputError(f"bad option {pair!r}: expected key=value")
-        options[key.strip()] = value.strip()
+        if key in options:
+            raise InputError(f"option {key!r} given twice ({key}={options[key]} and {key}={value.strip()})")
+        options[key] = value.strip()
     return options
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str
+    choices: str  # what values it takes, for listings
+    default: Any
+
+
+def _choices_text(name: str, annotation: Any) -> str:
+    if typing.get_origin(annotation) is typing.Literal:
+        return " | ".join(map(str, typing.get_args(annotation)))
+    if annotation is bool:
+        return "true | false"
+    if name == "queue_order":
+        return "a queue policy (listed below)"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def scheduler_option_specs(cls: type[Scheduler]) -> list[OptionSpec]:
+    """Each keyword option of a scheduler: its name, accepted values and default."""
+    params = inspect.signature(cls.__init__).parameters
+    return [OptionSpec(name, _choices_text(name, annotation), params[name].default)
+            for name, annotation in scheduler_option_types(cls).items()]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from bisect import bisect_left
-from typing import Any
+from typing import Any, Literal
 
 from schedlab.model import Decision, Job, JobState
 from schedlab.schedulers.base import register
@@ -27,8 +27,8 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
     shortest-estimate first (`"sjbf"`, Tsafrir et al. 2007). `reservation="machines"` follows
     batsched's easy_bf instead of the textbook count-based rule (see easy_machines.py)."""
 
-    def __init__(self, *, queue_order: str = "fcfs", backfill_order: str = "queue",
-                 reservation: str = "count", rjms_delay_s: float = 5.0) -> None:
+    def __init__(self, *, queue_order: str = "fcfs", backfill_order: Literal["queue", "sjbf"] = "queue",
+                 reservation: Literal["count", "machines"] = "count", rjms_delay_s: float = 5.0) -> None:
         super().__init__(queue_order=queue_order)
         if backfill_order not in ("queue", "sjbf"):
             raise ValueError(f"backfill_order must be 'queue' or 'sjbf', got {backfill_order!r}")

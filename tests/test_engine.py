@@ -131,9 +131,9 @@ def test_output_headers_equal_real_batsim_outputs(tmp_path):
 @pytest.mark.parametrize(("argv", "fragment"), [
     (["simulate", "-p", "nope.xml", "-w", "w.json", "-s", "easy"], "nope.xml: no such file"),
     (["simulate", "-p", "{p}", "-w", "{w}", "-s", "bogus"], "unknown scheduler 'bogus'"),
-    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "easy", "-o", "speed=3"], "unknown option 'speed'"),
-    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "easy", "-o", "queue_order=zzz"], "unknown queue policy"),
-    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "easy", "-o", "novalue"], "expected key=value"),
+    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "easy", "-O", "speed=3"], "unknown option 'speed'"),
+    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "easy", "-O", "queue_order=zzz"], "unknown queue policy"),
+    (["simulate", "-p", "{p}", "-w", "{w}", "-s", "easy", "-O", "novalue"], "expected key=value"),
 ])
 def test_cli_errors_are_one_line(tmp_path, capsys, argv, fragment):
     platform, workload = _write_inputs(tmp_path)

@@ -126,6 +126,6 @@ def test_scheduler_exception_names_job_and_event_and_batsim_does_not_hang(tmp_pa
                           capture_output=True, timeout=60)
     _, err = process.communicate(timeout=30)
     message = err.decode().strip()
-    assert process.returncode == 1 and message.count("\n") == 0
+    assert process.returncode == 3 and message.count("\n") == 0 and "internal error" in message
     assert "failed on JobSubmitted for job 'w0!3'" in message and "ZeroDivisionError" in message
     assert peer.returncode != 0  # batsim aborted on the non-JSON reply instead of waiting forever

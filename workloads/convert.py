@@ -70,7 +70,15 @@ class ConversionOptions:
         if self.nodes_to_cores < 1 or self.cores_to_nodes < 1:
             raise InputError("nodes_to_cores and cores_to_nodes must be >= 1")
         if self.first is not None and self.first < 0:
-            raise InputError("first must be >= 0")
+            raise InputError(f"--first must be >= 0, got {self.first}")
+        for flag, value in (("--days", self.days), ("--last-hours", self.last_hours),
+                            ("--max-runtime", self.max_runtime_s)):
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise InputError(f"{flag} must be a number > 0, got {value:g}")
+        if self.platform_size is not None and self.platform_size < 1:
+            raise InputError(f"--platform-size must be >= 1, got {self.platform_size}")
+        if self.start is not None and self.last_hours is not None:
+            raise InputError("--start and --last-hours both set the window start: give one of them")
 
 
 def _positive(text: str) -> bool:
@@ -133,7 +141,7 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
     if options.keep_zero_runtime:
         run[alive & (run == 0)] = 1.0
     else:
-        drop(run == 0, "run time 0 (use keep_zero_runtime to replay it as 1 s)")
+        drop(run == 0, "run time 0 (--keep-zero-runtime replays it as 1 s)")
     if options.only_completed and trace.status is not None:
         drop(trace.status != 1, "status not completed")
     primary, fallback = ((trace.requested_procs, trace.allocated_procs) if options.res_from == "requested"
@@ -172,6 +180,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
             drop(beyond, f"beyond the first {options.first} jobs")
 
     kept = np.flatnonzero(alive)
+    if len(kept) == 0:
+        raise InputError(_nothing_kept(trace, dropped, submit, start, options), path=trace.source)
     walltime = requested.copy()
     if policy == "runtime":
         walltime = np.where(has_walltime, requested, run)
@@ -191,6 +201,7 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         "source": trace.source, "nb_trace_jobs": n, "nb_kept": nb_kept, "dropped": dict(sorted(dropped.items())),
         "nb_without_walltime": int((alive & no_walltime).sum()),
         "nb_killed_at_walltime": killed,
+        "nb_walltime_from_runtime": int((alive & ~has_walltime).sum()) if policy in ("runtime", "factor") else 0,
         "nb_larger_than_platform_kept": int((alive & (res > nb_res)).sum()),
         "submit_shift_s": shift, "ids": "trace job numbers" if unique_ids else "0..n-1 (trace ids repeat)",
         "options": asdict(options),
@@ -207,6 +218,24 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         extras=[(key, _json_texts(column[kept])) for key, column in trace.extras.items()],
         summary=summary)
     return converted, summary
+
+
+def _nothing_kept(trace: TraceJobs, dropped: Counter[str], submit: np.ndarray, start: float | None,
+                  options: ConversionOptions) -> str:
+    reasons = ", ".join(f"{count} {reason}" for reason, count in dropped.most_common())
+    message = f"no job kept out of {len(trace)} ({reasons or 'empty trace'})"
+    finite = submit[np.isfinite(submit)]
+    if "outside the time window" in dropped and len(finite):
+        def when(seconds: float) -> str:
+            if trace.unix_start_s is None:
+                return f"{seconds:g} s"
+            return datetime.fromtimestamp(trace.unix_start_s + seconds, UTC).strftime("%Y-%m-%d %H:%M")
+        window = f"from {when(start)}" if start is not None else "from the trace start"
+        if options.days is not None:
+            window += f" for {options.days:g} days"
+        message += (f"; the window ({window}) holds no submission: the trace's submissions run from "
+                    f"{when(float(finite.min()))} to {when(float(finite.max()))}")
+    return message
 
 
 def convert(trace: TraceJobs, options: ConversionOptions | None = None, *,
@@ -325,4 +354,8 @@ def format_summary(summary: dict[str, Any]) -> str:
                  f"will reach their walltime, {summary['nb_larger_than_platform_kept']} larger than the platform "
                  "kept (to be rejected)")
     lines.append(f"  submission times shifted by -{summary['submit_shift_s']:g} s; ids: {summary['ids']}")
+    if summary.get("nb_walltime_from_runtime"):
+        lines.append(f"  warning: {summary['nb_walltime_from_runtime']} walltimes were derived from run times "
+                     "(--missing-walltime runtime/factor): schedulers see walltimes, so these jobs reveal "
+                     "their run time")
     return "\n".join(lines)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from schedlab.errors import InputError
+
 TOO_MUCH_TIME = 12.0  # log-runtime cap: e^12 = 162,754 s
 TOO_MUCH_ARRIVE_TIME = 13.0
 BUCKETS = 48
@@ -172,7 +174,7 @@ def generate(*, nodes: int, nb_jobs: int, seed: int, typed: bool = True, start_h
              exact_clock: bool = False) -> LublinJobs:
     """`nb_jobs` jobs for a machine of `nodes` nodes, sorted by arrival, reproducible from `seed`."""
     if nodes < 1 or nb_jobs < 0:
-        raise ValueError("nodes must be >= 1 and nb_jobs >= 0")
+        raise InputError("--nodes must be >= 1 and --jobs >= 0")
     rng = np.random.default_rng(seed)
     if typed:
         params = {BATCH: BATCH_PARAMETERS.for_machine(nodes), INTERACTIVE: INTERACTIVE_PARAMETERS.for_machine(nodes)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -66,7 +67,17 @@ def _open(path: Path) -> IO[str]:
         magic = probe.read(2)
     if magic == b"\x1f\x8b":
         return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline=None)
+    if path.suffix == ".gz":
+        raise InputError("named .gz but not gzip data (no gzip header): a broken download?", path=str(path))
     return path.open("r", encoding="utf-8", errors="replace", newline=None)
+
+
+_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def _gzip_error(path: Path, exc: Exception) -> InputError:
+    detail = "it ends early (truncated file)" if isinstance(exc, EOFError) else f"corrupt data ({exc})"
+    return InputError(f"cannot decompress: {detail}", path=str(path))
 
 
 def read_swf(path: str | Path) -> SwfTrace:
@@ -77,6 +88,18 @@ def read_swf(path: str | Path) -> SwfTrace:
     path = Path(path)
     if not path.exists():
         raise InputError("no such file", path=str(path))
+    if path.is_dir():
+        raise InputError("is a directory, expected an SWF trace", path=str(path))
+    try:
+        trace = _read_swf(path, pd)
+    except _GZIP_ERRORS as exc:
+        raise _gzip_error(path, exc) from None
+    if len(trace) == 0:
+        raise InputError("no job lines (an SWF trace has one job per line after ';' header lines)", path=str(path))
+    return trace
+
+
+def _read_swf(path: Path, pd) -> SwfTrace:
     header = SwfHeader()
     with _open(path) as handle:
         for text in handle:
@@ -93,7 +116,9 @@ def read_swf(path: str | Path) -> SwfTrace:
         table = frame.to_numpy(dtype=np.float64)
         if np.isnan(table).any():
             raise ValueError("short line")
-    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError, IndexError):
+    except pd.errors.EmptyDataError:
+        return SwfTrace(str(path), header, {name: np.empty(0) for name in SWF_FIELDS})
+    except (ValueError, pd.errors.ParserError, IndexError):
         return _read_swf_exact(path)
     columns = {name: np.ascontiguousarray(table[:, i]) for i, name in enumerate(SWF_FIELDS)}
     return SwfTrace(str(path), header, columns)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -20,10 +21,19 @@ class JobFieldError(ValueError):
         self.field = field
 
 
+#: Profile types Batsim 4.2.1 knows (src/profiles.cpp); the embedded engine replays `delay` only.
+BATSIM_PROFILE_TYPES = frozenset({
+    "delay", "parallel", "parallel_homogeneous", "parallel_homogeneous_total", "composed",
+    "parallel_homogeneous_pfs", "data_staging", "send", "recv", "smpi", "usage_trace",
+})
+
+
 def _number(obj: Mapping[str, Any], key: str) -> float:
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise JobFieldError(key, f"expected a number, got {value!r}")
+    if not math.isfinite(value):  # Python's json reads NaN and Infinity; Batsim's does not
+        raise JobFieldError(key, f"expected a finite number, got {value!r}")
     return float(value)
 
 

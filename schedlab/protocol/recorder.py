@@ -8,9 +8,11 @@ lines {seq, dir, wall, raw} (the shape of the shared captures). Ends after SIMUL
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
-from schedlab.errors import ProtocolError
+from schedlab.errors import InputError, ProtocolError
 from schedlab.protocol.messages import Recorder
+from schedlab.protocol.server import check_endpoint
 
 
 def _is_end(raw: bytes) -> bool:
@@ -21,9 +23,14 @@ def _is_end(raw: bytes) -> bool:
     return any(e.get("type") == "SIMULATION_ENDS" for e in doc.get("events", []) if isinstance(e, dict))
 
 
-def record(listen: str, forward: str, output: str, *, timeout_s: float | None = None) -> int:
-    """Relay until SIMULATION_ENDS has been answered; returns the number of messages relayed."""
+def record(listen: str, forward: str, output: str, *, timeout_s: float | None = None,
+           ready: Callable[[str], None] | None = None) -> int:
+    """Relay until SIMULATION_ENDS has been answered; returns the number of messages relayed.
+    `ready(endpoint)` is called once `listen` is bound."""
     import zmq
+
+    check_endpoint(listen)
+    check_endpoint(forward)
 
     context = zmq.Context.instance()
     front = context.socket(zmq.REP)
@@ -37,8 +44,10 @@ def record(listen: str, forward: str, output: str, *, timeout_s: float | None = 
         try:
             front.bind(listen)
         except zmq.ZMQError as exc:
-            raise ProtocolError(f"cannot bind {listen}: {exc}") from None
+            raise InputError(f"cannot bind {listen}: {exc}") from None
         back.connect(forward)
+        if ready is not None:
+            ready(front.getsockopt_string(zmq.LAST_ENDPOINT))
         while True:
             if not front.poll(timeout_ms):
                 raise ProtocolError(f"no message from batsim on {listen} for {timeout_s:g} s")

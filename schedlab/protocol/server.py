@@ -6,10 +6,11 @@ replay real captures through it); `serve` binds the REP socket and loops until S
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-from schedlab.errors import ProtocolError, SchedlabError
+from schedlab.errors import InputError, ProtocolError, SchedlabError, SchedulerFailure, SimulationError
 from schedlab.model import CallMeLater, Platform
 from schedlab.protocol.messages import (
     JobCompleted,
@@ -23,10 +24,6 @@ from schedlab.protocol.messages import (
     encode_reply,
     parse_message,
 )
-
-
-class SchedulerFailure(SchedlabError):
-    """Our scheduler raised: names the event, job and time."""
 
 
 class DecisionServer:
@@ -89,16 +86,35 @@ class DecisionServer:
                                    f"t={now}: {type(exc).__name__}: {exc}") from exc
         for decision in decisions:
             if type(decision) is CallMeLater and not decision.at_s > now:
-                raise SchedulerFailure(f"scheduler asked CALL_ME_LATER at {decision.at_s}, not after now={now}")
+                raise SimulationError(f"scheduler asked CALL_ME_LATER at {decision.at_s}, not after now={now}")
         return encode_reply(now, decisions)
 
 
+_TCP = re.compile(r"^tcp://(?P<host>\[[^\]]+\]|[^:/\[\]]+):(?P<port>[^:/]+)$")
+
+
+def check_endpoint(endpoint: str) -> str:
+    """A ZeroMQ endpoint we can bind or connect: tcp://HOST:PORT with PORT in 1-65535 (or * to bind
+    any free port), ipc://PATH or inproc://NAME. Checked before binding: ZeroMQ may wait forever on
+    a port it cannot use instead of failing."""
+    if endpoint.startswith(("ipc://", "inproc://")) and len(endpoint.split("://", 1)[1]) > 0:
+        return endpoint
+    match = _TCP.match(endpoint)
+    if match is None:
+        raise InputError(f"bad endpoint {endpoint!r}: expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:28000)")
+    port = match.group("port")
+    if port != "*" and not (port.isdigit() and 1 <= int(port) <= 65535):
+        raise InputError(f"bad endpoint {endpoint!r}: port must be 1-65535, got {port!r}")
+    return endpoint
+
+
 def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None,
-          record_path: str | None = None) -> DecisionServer:
-    """Bind `endpoint` (REP) and answer Batsim until SIMULATION_ENDS."""
+          record_path: str | None = None, ready: Callable[[str], None] | None = None) -> DecisionServer:
+    """Bind `endpoint` (REP) and answer Batsim until SIMULATION_ENDS; `ready(endpoint)` once bound."""
     import zmq
     from zmq.utils.monitor import recv_monitor_message
 
+    check_endpoint(endpoint)
     server = DecisionServer(scheduler)
     context = zmq.Context.instance()
     socket = context.socket(zmq.REP)
@@ -109,7 +125,9 @@ def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None,
         try:
             socket.bind(endpoint)
         except zmq.ZMQError as exc:
-            raise ProtocolError(f"cannot bind {endpoint}: {exc}") from None
+            raise InputError(f"cannot bind {endpoint}: {exc}") from None
+        if ready is not None:
+            ready(socket.getsockopt_string(zmq.LAST_ENDPOINT))
         # A monitor tells us when Batsim's TCP connection drops (Batsim killed): without it a REP
         # socket would wait forever for the next request.
         monitor = socket.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)

@@ -1,0 +1,220 @@
+"""`schedlab workload ...` and `schedlab platform ...`: generators, converters, checks.
+
+Every output path is checked before the work starts (schedlab.paths); `-o/--output` is always the
+file written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from schedlab.paths import check_output_file
+
+
+def _progress(total: int, desc: str):
+    """A tqdm bar on a terminal for long work; (bar, callback(done)) or (None, None)."""
+    if total < 200_000 or not sys.stderr.isatty():
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="job", desc=desc, file=sys.stderr, leave=False, mininterval=0.5)
+    return bar, lambda done: bar.update(done - bar.n)
+
+
+def cmd_workload_generate(args: argparse.Namespace) -> int:
+    from schedlab.workloads.synthetic import SyntheticSpec, write_generated
+
+    spec = SyntheticSpec(nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed, load=args.load)
+    spec.validate()
+    check_output_file(args.output)
+    bar, update = _progress(args.jobs, "generate")
+    try:
+        write_generated(args.output, spec, progress=update)
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"{args.jobs} jobs on {args.resources} resources (seed {args.seed}, load {args.load:g}) -> {args.output}")
+    return 0
+
+
+def _conversion_options(args: argparse.Namespace):
+    from schedlab.workloads.convert import ConversionOptions
+
+    options = ConversionOptions(
+        res_from=args.res_from, missing_walltime=args.missing_walltime, start=args.start, days=args.days,
+        last_hours=args.last_hours, first=args.first, keep_zero_runtime=args.keep_zero_runtime,
+        max_runtime_s=args.max_runtime, platform_size=args.platform_size, too_large=args.too_large,
+        nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes, only_completed=args.only_completed)
+    options.validate()
+    return options
+
+
+def _write_conversion(trace: Any, args: argparse.Namespace, options: Any, *, description: str = "",
+                      generator: dict[str, Any] | None = None, note: str = "") -> int:
+    from schedlab.workloads.convert import convert_columns, format_summary
+
+    workload, summary = convert_columns(trace, options, description=description)
+    if generator is not None:
+        workload.tail["generator"] = generator
+    workload.write(args.output)
+    print(format_summary(summary))
+    print(f"-> {args.output} (nb_res {workload.head['nb_res']}){note}")
+    return 0
+
+
+def cmd_workload_from_swf(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from schedlab.workloads.swf import read_swf, to_trace_jobs
+
+    options = _conversion_options(args)
+    check_output_file(args.output)
+    trace = to_trace_jobs(read_swf(args.trace))
+    if options.platform_size is None and trace.max_procs:
+        options = replace(options, platform_size=trace.max_procs)
+    return _write_conversion(trace, args, options)
+
+
+def cmd_workload_from_table(args: argparse.Namespace) -> int:
+    from schedlab.workloads.slurm import to_trace_jobs
+
+    options = _conversion_options(args)
+    check_output_file(args.output)
+    return _write_conversion(to_trace_jobs(args.table, unit=args.unit), args, options)
+
+
+def cmd_workload_lublin(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from schedlab.workloads.convert import TraceJobs
+    from schedlab.workloads.lublin import generate, to_swf_columns
+    from schedlab.workloads.swf import write_swf
+
+    to_swf = args.output.endswith(".swf")
+    options = None if to_swf else _conversion_options(args)
+    swf_path = args.swf or (args.output if to_swf else None)
+    for path in filter(None, (args.output, swf_path)):
+        check_output_file(path)
+    jobs = generate(nodes=args.nodes, nb_jobs=args.jobs, seed=args.seed, typed=args.mode == "typed",
+                    start_hour=args.start_hour, exact_clock=args.exact_clock)
+    if swf_path:
+        with open(swf_path, "w", encoding="utf-8") as handle:
+            write_swf(handle, to_swf_columns(jobs), jobs.header)
+        print(f"{args.jobs} jobs (SWF) -> {swf_path}")
+    if to_swf:
+        return 0
+    trace = TraceJobs(source=f"lublin(nodes={args.nodes}, seed={args.seed}, mode={args.mode})",
+                      job_ids=np.arange(len(jobs.nodes)), submit_s=jobs.submit_s, run_s=jobs.run_s,
+                      requested_procs=jobs.nodes.astype(float), allocated_procs=jobs.nodes.astype(float),
+                      requested_time_s=np.full(len(jobs.nodes), -1.0), extras={"queue": jobs.job_type})
+    generator = {"name": "lublin", "nodes": args.nodes, "nb_jobs": args.jobs, "seed": args.seed,
+                 "mode": args.mode, "start_hour": args.start_hour, "exact_clock": args.exact_clock}
+    return _write_conversion(trace, args, options, description=jobs.header["Note"], generator=generator,
+                             note=f"; the model has no user estimate: walltime policy '{args.missing_walltime}'")
+
+
+def cmd_workload_check(args: argparse.Namespace) -> int:
+    from schedlab.workload import check_workload_file
+
+    workload, notes = check_workload_file(args.workload)
+    types = sorted({workload.profiles[j.profile].type for j in workload.jobs})
+    largest = max((j.res for j in workload.jobs), default=0)
+    span = (workload.jobs[-1].submit_time_s - workload.jobs[0].submit_time_s) if workload.jobs else 0.0
+    print(f"{args.workload}: OK: {len(workload.jobs)} jobs, {len(workload.profiles)} profiles "
+          f"({', '.join(types) or '-'}), nb_res {workload.nb_res}, largest job {largest}, "
+          f"submissions over {span / 86400:.2f} days")
+    for note in notes:
+        print(f"note: {note}")
+    return 0
+
+
+def cmd_platform_generate(args: argparse.Namespace) -> int:
+    from schedlab.platforms.generate import machine_xml
+
+    text = machine_xml(args.hosts, args.cores_per_host, resource_per=args.resource_per)
+    check_output_file(args.output).write_text(text, encoding="utf-8")
+    count = args.hosts * (args.cores_per_host if args.resource_per == "core" else 1)
+    print(f"{count} compute resources (one per {args.resource_per}) + master_host0 -> {args.output}")
+    return 0
+
+
+def cmd_platform_list(args: argparse.Namespace) -> int:
+    from schedlab.platforms import DESCRIPTIONS, SHIPPED, platform_path
+
+    for name in SHIPPED:
+        print(f"{name:<16} {DESCRIPTIONS[name]}\n{'':<16} {platform_path(name)}")
+    return 0
+
+
+def _add_conversion_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", "-o", required=True, help="Batsim JSON workload to write")
+    parser.add_argument("--res-from", choices=("requested", "allocated"), default="requested",
+                        help="processor field for res (the other is the fallback when unknown)")
+    parser.add_argument("--missing-walltime", default="none",
+                        help="when the requested time is unknown: none (walltime -1, default), drop, runtime, "
+                             "factor:F (F x run time) or max:SECONDS")
+    parser.add_argument("--start", help="window start: seconds from the trace start, or a UTC date")
+    parser.add_argument("--days", type=float, help="window length in days (e.g. 15)")
+    parser.add_argument("--last-hours", type=float,
+                        help="keep the last H hours of submissions (e.g. 24); not with --start")
+    parser.add_argument("--first", type=int, help="keep the first N jobs that pass the filters")
+    parser.add_argument("--keep-zero-runtime", action="store_true", help="replay run time 0 as 1 s instead of dropping")
+    parser.add_argument("--max-runtime", type=float, help="drop jobs running longer (seconds, e.g. 604800)")
+    parser.add_argument("--platform-size", type=int, help="resources of the target platform (SWF: MaxProcs)")
+    parser.add_argument("--too-large", choices=("drop", "reject"), default="drop",
+                        help="jobs larger than the platform: drop them, or keep them for the scheduler to reject")
+    parser.add_argument("--nodes-to-cores", type=int, default=1, help="multiply res (trace counts nodes)")
+    parser.add_argument("--cores-to-nodes", type=int, default=1, help="divide res, rounding up (cores -> nodes)")
+    parser.add_argument("--only-completed", action="store_true", help="keep only jobs whose status is completed")
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("workload", help="workload tools")
+    wsub = p.add_subparsers(dest="workload_command", required=True)
+    g = wsub.add_parser("generate", help="seeded synthetic workload (Batsim JSON, streamed to the file)")
+    g.add_argument("--jobs", type=int, required=True)
+    g.add_argument("--resources", type=int, required=True)
+    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--load", type=float, default=0.9, help="offered load, > 0 (default 0.9)")
+    g.add_argument("--output", "-o", required=True)
+    g.set_defaults(func=cmd_workload_generate)
+
+    g = wsub.add_parser("from-swf", help="SWF trace (gzip ok) -> Batsim JSON")
+    g.add_argument("trace")
+    _add_conversion_args(g)
+    g.set_defaults(func=cmd_workload_from_swf)
+    g = wsub.add_parser("from-table", help="Slurm sacct / PM100 table (CSV or Parquet) -> Batsim JSON")
+    g.add_argument("table")
+    g.add_argument("--unit", choices=("cores", "nodes"), default="cores", help="what res counts")
+    _add_conversion_args(g)
+    g.set_defaults(func=cmd_workload_from_table)
+    g = wsub.add_parser("lublin", help="Lublin-Feitelson model workload (Batsim JSON, or SWF with -o X.swf / --swf)")
+    g.add_argument("--nodes", type=int, required=True)
+    g.add_argument("--jobs", type=int, required=True)
+    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--mode", choices=("typed", "typeless"), default="typed",
+                   help="typed: batch + interactive parameter sets (the program's default); typeless: one set")
+    g.add_argument("--start-hour", type=float, default=0.0, help="hour of day at t=0 (the program: 0)")
+    g.add_argument("--exact-clock", action="store_true",
+                   help="keep fractional arrival times (the program truncates each step, drifting the daily cycle)")
+    g.add_argument("--swf", help="also write the SWF trace here")
+    _add_conversion_args(g)
+    g.set_defaults(func=cmd_workload_lublin)
+    g = wsub.add_parser("check", help="validate a Batsim JSON workload as Batsim 4.2.1 would")
+    g.add_argument("workload")
+    g.set_defaults(func=cmd_workload_check)
+
+    p = sub.add_parser("platform", help="platform tools")
+    psub = p.add_subparsers(dest="platform_command", required=True)
+    g = psub.add_parser("generate", help="SimGrid platform XML loadable by Batsim 4.2.1")
+    g.add_argument("--hosts", type=int, required=True)
+    g.add_argument("--cores-per-host", type=int, default=1)
+    g.add_argument("--resource-per", choices=("core", "host"), default="core",
+                   help="one Batsim compute resource per core (default) or per host")
+    g.add_argument("--output", "-o", required=True)
+    g.set_defaults(func=cmd_platform_generate)
+    g = psub.add_parser("list", help="platforms shipped with schedlab (usable by name: -p marconi100)")
+    g.set_defaults(func=cmd_platform_list)
+
