@@ -26,8 +26,6 @@ def _probe(directory: Path, what: str, shown: Path) -> None:
 def _make_dir(directory: Path, shown: Path) -> None:
     try:
         directory.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise InputError("a file is in the way of the output directory", path=str(shown)) from None
     except OSError as exc:
         raise InputError(f"cannot create the output directory: {exc.strerror}", path=str(shown)) from None
 
