@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from schedlab.cli import main
-from schedlab.model import Execute
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import SCHEDULERS
 from schedlab.schedulers.easy import EasyBackfilling
@@ -43,8 +42,8 @@ def test_non_finite_numbers_in_a_workload_name_file_line_and_field(tmp_path, cap
     platform, _ = inputs(tmp_path)
     for token in ("NaN", "Infinity"):
         path = tmp_path / f"{token}.json"
-        path.write_text('{"nb_res": 4,\n"jobs": [\n{"id": 1, "subtime": 0, "res": 1, "walltime": %s, '
-                        '"profile": "1"}\n],\n"profiles": {"1": {"type": "delay", "delay": 3}}}\n' % token)
+        path.write_text(f'{{"nb_res": 4,\n"jobs": [\n{{"id": 1, "subtime": 0, "res": 1, "walltime": {token}, '
+                        '"profile": "1"}\n],\n"profiles": {"1": {"type": "delay", "delay": 3}}}\n')
         err = one_line_error(capsys, ["workload", "check", str(path)], "expected a finite number")
         assert f"{path}:3: field 'walltime'" in err
         one_line_error(capsys, ["simulate", "-p", platform, "-w", str(path), "-s", "easy",
@@ -169,7 +168,7 @@ def test_workload_check_notes_profiles_that_tell_run_times(tmp_path, capsys):
 
 
 def test_platform_size_mismatch_is_a_warning(tmp_path, capsys):
-    platform, workload = inputs(tmp_path, nb_res=4)
+    _platform, workload = inputs(tmp_path, nb_res=4)
     (tmp_path / "p8.xml").write_text(cluster_xml(8))
     assert main(["simulate", "-p", str(tmp_path / "p8.xml"), "-w", workload, "-s", "easy",
                  "-o", str(tmp_path / "o"), "-q"]) == 0
