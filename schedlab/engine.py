@@ -23,6 +23,7 @@ from schedlab.errors import SimulationError, UnsupportedProfileError
 from schedlab.model import (
     CallMeLater,
     Decision,
+    Deferred,
     Execute,
     Job,
     JobState,
@@ -44,15 +45,6 @@ class EventKind(IntEnum):
     JOB_SUBMITTED = 3
     NO_MORE_JOBS = 4
     REQUESTED_CALL = 5
-
-
-@dataclass(frozen=True, slots=True)
-class Deferred:
-    """Decisions an external process timestamped later than the message's `now` (Batsim applies
-    them at their own timestamps)."""
-
-    at_s: float
-    decisions: tuple[Decision, ...]
 
 
 @dataclass(slots=True)
@@ -197,31 +189,34 @@ class Engine:
             self._apply(decisions, self.now)
 
     def _apply(self, decisions: Sequence[Decision | Deferred], now: float) -> None:
+        appliers = self._appliers
         for decision in decisions:
             self.nb_decisions += 1
-            if type(decision) is Execute:
-                self._execute(decision, now)
-            elif type(decision) is Reject:
-                record = self._submitted(decision.job_id, "REJECT_JOB", now)
-                record.state = JobState.REJECTED
-                if decision.reason and not record.metadata:
-                    record.metadata = decision.reason
-                self.finished.append(record.job.id)
-            elif type(decision) is CallMeLater:
-                if not decision.at_s > now:
-                    raise SimulationError(f"CALL_ME_LATER at t={decision.at_s!r} is not after now={now!r} "
-                                          "(Batsim: 'You asked to be awaken in the past!')")
-                self._push(decision.at_s, EventKind.REQUESTED_CALL, None)
-            elif type(decision) is Kill:
-                self._kill(decision.job_ids, now)
-            elif type(decision) is SetMetadata:
-                self._record(decision.job_id, "SET_JOB_METADATA", now).metadata = decision.metadata
-            elif type(decision) is Deferred:
-                if decision.at_s < now:
-                    raise SimulationError(f"decisions timestamped {decision.at_s!r}, before now={now!r}")
-                self._push(decision.at_s, EventKind.DEFERRED_DECISIONS, decision)
-            else:
+            applier = appliers.get(type(decision))
+            if applier is None:
                 raise SimulationError(f"unknown decision {decision!r} at t={now!r}")
+            applier(self, decision, now)
+
+    def _reject(self, decision: Reject, now: float) -> None:
+        record = self._submitted(decision.job_id, "REJECT_JOB", now)
+        record.state = JobState.REJECTED
+        if decision.reason and not record.metadata:
+            record.metadata = decision.reason
+        self.finished.append(record.job.id)
+
+    def _call_me_later(self, decision: CallMeLater, now: float) -> None:
+        if not decision.at_s > now:
+            raise SimulationError(f"CALL_ME_LATER at t={decision.at_s!r} is not after now={now!r} "
+                                  "(Batsim: 'You asked to be awaken in the past!')")
+        self._push(decision.at_s, EventKind.REQUESTED_CALL, None)
+
+    def _set_metadata(self, decision: SetMetadata, now: float) -> None:
+        self._record(decision.job_id, "SET_JOB_METADATA", now).metadata = decision.metadata
+
+    def _defer(self, decision: Deferred, now: float) -> None:
+        if decision.at_s < now:
+            raise SimulationError(f"decisions timestamped {decision.at_s!r}, before now={now!r}")
+        self._push(decision.at_s, EventKind.DEFERRED_DECISIONS, decision)
 
     def _record(self, job_id: str, what: str, now: float) -> JobRecord:
         record = self.records.get(job_id)
@@ -269,12 +264,18 @@ class Engine:
         self._resources.release(record.alloc, record.job.res)
         self.finished.append(record.job.id)
 
-    def _kill(self, job_ids: Sequence[str], now: float) -> None:
+    def _kill(self, decision: Kill, now: float) -> None:
         killed = []
-        for job_id in job_ids:
+        for job_id in decision.job_ids:
             record = self._record(job_id, "KILL_JOB", now)
             if record.state is JobState.RUNNING:
                 self._finish(record, JobState.COMPLETED_KILLED, now)
                 killed.append(job_id)
         # Batsim 4.2.1 answers a kill with JOB_COMPLETED(COMPLETED_KILLED) then JOB_KILLED.
         self._push(now, EventKind.JOBS_KILLED, killed)
+
+    #: How each decision type takes effect (one table, keyed by type: no isinstance chains).
+    _appliers: dict[type, Callable[[Engine, Any, float], None]] = {
+        Execute: _execute, Reject: _reject, CallMeLater: _call_me_later, Kill: _kill,
+        SetMetadata: _set_metadata, Deferred: _defer,
+    }

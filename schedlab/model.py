@@ -138,3 +138,12 @@ class SetMetadata:
 
 
 Decision = Execute | Reject | CallMeLater | Kill | SetMetadata
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """Decisions an external process timestamped later than the message's `now` (Batsim applies
+    them at their own timestamps); only the engine's REQ side produces these."""
+
+    at_s: float
+    decisions: tuple[Decision, ...]

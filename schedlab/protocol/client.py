@@ -15,9 +15,8 @@ from typing import Any
 
 from procset import ProcSet
 
-from schedlab.engine import Deferred
 from schedlab.errors import InputError, ProtocolError
-from schedlab.model import Decision, Execute, Job, JobState, Platform
+from schedlab.model import Decision, Deferred, Execute, Job, JobState, Platform
 from schedlab.protocol.messages import (
     EventType,
     Recorder,

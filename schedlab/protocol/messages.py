@@ -280,25 +280,31 @@ def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
 
 
+def _event(now: float, kind: EventType, data: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": now, "type": kind.value, "data": data}
+
+
+def _reject_events(now: float, d: Reject) -> list[dict[str, Any]]:
+    metadata = [_event(now, EventType.SET_JOB_METADATA, {"job_id": d.job_id, "metadata": d.reason})] if d.reason else []
+    return [*metadata, _event(now, EventType.REJECT_JOB, {"job_id": d.job_id})]
+
+
+#: Each decision type's Batsim events, keyed by type (the inverse of _DECISION_PARSERS).
+_DECISION_ENCODERS: dict[type, Callable[[float, Any], list[dict[str, Any]]]] = {
+    Execute: lambda now, d: [_event(now, EventType.EXECUTE_JOB, {"job_id": d.job_id, "alloc": str(d.alloc)})],
+    Reject: _reject_events,
+    CallMeLater: lambda now, d: [_event(now, EventType.CALL_ME_LATER, {"timestamp": d.at_s})],
+    Kill: lambda now, d: [_event(now, EventType.KILL_JOB, {"job_ids": list(d.job_ids)})],
+    SetMetadata: lambda now, d: [_event(now, EventType.SET_JOB_METADATA, {"job_id": d.job_id,
+                                                                          "metadata": d.metadata})],
+}
+
+
 def _decision_events(now: float, decision: Decision) -> list[dict[str, Any]]:
-    if type(decision) is Execute:
-        return [{"timestamp": now, "type": "EXECUTE_JOB", "data": {"job_id": decision.job_id,
-                                                                  "alloc": str(decision.alloc)}}]
-    if type(decision) is Reject:
-        events = []
-        if decision.reason:
-            events.append({"timestamp": now, "type": "SET_JOB_METADATA",
-                           "data": {"job_id": decision.job_id, "metadata": decision.reason}})
-        events.append({"timestamp": now, "type": "REJECT_JOB", "data": {"job_id": decision.job_id}})
-        return events
-    if type(decision) is CallMeLater:
-        return [{"timestamp": now, "type": "CALL_ME_LATER", "data": {"timestamp": decision.at_s}}]
-    if type(decision) is Kill:
-        return [{"timestamp": now, "type": "KILL_JOB", "data": {"job_ids": list(decision.job_ids)}}]
-    if type(decision) is SetMetadata:
-        return [{"timestamp": now, "type": "SET_JOB_METADATA",
-                 "data": {"job_id": decision.job_id, "metadata": decision.metadata}}]
-    raise ProtocolError(f"cannot encode decision {decision!r}")
+    encoder = _DECISION_ENCODERS.get(type(decision))
+    if encoder is None:
+        raise ProtocolError(f"cannot encode decision {decision!r}")
+    return encoder(now, decision)
 
 
 def encode_reply(now: float, decisions: Sequence[Decision]) -> bytes:

@@ -7,10 +7,33 @@ only here, lazily: schedlab itself never needs it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from schedlab.model import CallMeLater, Execute, JobState, Kill, Platform, Reject, SetMetadata
 from schedlab.protocol.jobs import job_from_json
+
+
+def _execute(bs: Any, decision: Execute, batch: dict[str, list[Any]]) -> None:
+    job = bs.jobs[decision.job_id]
+    job.allocation = decision.alloc
+    batch["execute"].append(job)
+
+
+def _reject(bs: Any, decision: Reject, batch: dict[str, list[Any]]) -> None:
+    if decision.reason:
+        bs.set_job_metadata(decision.job_id, decision.reason)
+    batch["reject"].append(bs.jobs[decision.job_id])
+
+
+#: How each decision reaches pybatsim (executions and rejections are sent in one batch each).
+_APPLY: dict[type, Callable[[Any, Any, dict[str, list[Any]]], None]] = {
+    Execute: _execute,
+    Reject: _reject,
+    CallMeLater: lambda bs, d, batch: bs.wake_me_up_at(d.at_s),
+    Kill: lambda bs, d, batch: bs.kill_jobs([bs.jobs[j] for j in d.job_ids]),
+    SetMetadata: lambda bs, d, batch: bs.set_job_metadata(d.job_id, d.metadata),
+}
 
 
 def pybatsim_scheduler(scheduler_name: str, class_name: str) -> type:
@@ -54,26 +77,13 @@ def pybatsim_scheduler(scheduler_name: str, class_name: str) -> type:
             return
         self.dirty = False
         bs = self.bs
-        to_execute, to_reject = [], []
+        batch: dict[str, list[Any]] = {"execute": [], "reject": []}
         for decision in self.scheduler.decide(bs.time()):
-            if type(decision) is Execute:
-                job = bs.jobs[decision.job_id]
-                job.allocation = decision.alloc
-                to_execute.append(job)
-            elif type(decision) is Reject:
-                if decision.reason:
-                    bs.set_job_metadata(decision.job_id, decision.reason)
-                to_reject.append(bs.jobs[decision.job_id])
-            elif type(decision) is CallMeLater:
-                bs.wake_me_up_at(decision.at_s)
-            elif type(decision) is Kill:
-                bs.kill_jobs([bs.jobs[j] for j in decision.job_ids])
-            elif type(decision) is SetMetadata:
-                bs.set_job_metadata(decision.job_id, decision.metadata)
-        if to_reject:
-            bs.reject_jobs(to_reject)
-        if to_execute:
-            bs.execute_jobs(to_execute)
+            _APPLY[type(decision)](bs, decision, batch)
+        if batch["reject"]:
+            bs.reject_jobs(batch["reject"])
+        if batch["execute"]:
+            bs.execute_jobs(batch["execute"])
 
     namespace = {name: fn for name, fn in locals().items() if callable(fn) and name[0] in "_o"}
     namespace["__init__"] = __init__
