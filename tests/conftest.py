@@ -13,6 +13,10 @@ from schedlab.workload import Workload
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 BATSIM_V4 = SHARED_DATA / "batsim" / "v4.2.1"
+#: Shipped copies and excerpts (tests/data/README.md): the suite needs no ../shared for these.
+TEST_DATA = REPO / "tests" / "data"
+BATSIM_DATA = TEST_DATA / "batsim"
+TRACES = TEST_DATA / "traces"
 
 
 def make_workload(specs, name: str = "w0", nb_res: int | None = None) -> Workload:
@@ -32,6 +36,7 @@ def make_workload(specs, name: str = "w0", nb_res: int | None = None) -> Workloa
 
 
 def need_shared(path: Path) -> Path:
+    """A whole trace or collection from ../shared/data (tests using it are marked `traces`)."""
     if not path.exists():
         pytest.skip(f"shared data not present: {path} (expected beside the repo in ../shared/data)")
     return path

@@ -15,7 +15,7 @@ from schedlab.model import CallMeLater, Execute, JobState, Kill, Platform, Rejec
 from schedlab.outputs import JOBS_COLUMNS, SCHEDULE_COLUMNS
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import Scheduler
-from tests.conftest import BATSIM_V4, make_workload, need_shared
+from tests.conftest import BATSIM_DATA, make_workload
 
 
 class Scripted(Scheduler):
@@ -90,7 +90,7 @@ def test_kill_call_me_later_and_same_instant_delivery():
 
 
 def test_unsupported_profiles_are_refused_with_a_clear_message(tmp_path, capsys):
-    workload = need_shared(BATSIM_V4 / "workloads" / "test_various_profile_types.json")
+    workload = BATSIM_DATA / "test_various_profile_types.json"
     platform = tmp_path / "p.xml"
     platform.write_text(cluster_xml(4))
     code = main(["simulate", "-p", str(platform), "-w", str(workload), "-s", "easy", "--out", str(tmp_path / "o")])
@@ -122,7 +122,7 @@ def test_cli_simulate_writes_batsim_columns_and_summary(tmp_path, capsys):
 
 
 def test_output_headers_equal_real_batsim_outputs(tmp_path):
-    real = need_shared(BATSIM_V4 / "outputs" / "cluster512_paper32_easy_bf_jobs.csv")
+    real = BATSIM_DATA / "cluster512_paper32_easy_bf_jobs.csv"
     assert real.read_text().splitlines()[0] == ",".join(JOBS_COLUMNS)
     real_schedule = real.with_name("cluster512_paper32_easy_bf_schedule.csv")
     assert real_schedule.read_text().splitlines()[0] == ",".join(SCHEDULE_COLUMNS)

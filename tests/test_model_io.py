@@ -11,24 +11,25 @@ from schedlab.platform import load_platform, parse_platform_xml
 from schedlab.platforms.generate import cluster_xml
 from schedlab.protocol.jobs import job_from_json, job_to_json
 from schedlab.workload import load_workload, parse_workload
-from tests.conftest import BATSIM_V4, need_shared
+from tests.conftest import BATSIM_DATA, BATSIM_V4, need_shared
 
 
 def test_cluster512_ids_are_alphabetical_and_master_excluded():
-    platform = load_platform(need_shared(BATSIM_V4 / "platforms" / "cluster512.xml"))
+    platform = load_platform(BATSIM_DATA / "cluster512.xml")
     assert platform.nb_resources == 512
     assert platform.resource_names[:4] == ("a0", "a1", "a10", "a100")
     assert "master_host0" not in platform.resource_names
 
 
 def test_small_platform_matches_captured_simulation_begins():
-    platform = load_platform(need_shared(BATSIM_V4 / "platforms" / "small_platform.xml"))
-    capture = BATSIM_V4 / "captures" / "batsched-easy_bf_small_platform_test_various_profile_types.jsonl"
-    first = json.loads(json.loads(need_shared(capture).read_text().splitlines()[0])["raw"])
+    platform = load_platform(BATSIM_DATA / "small_platform.xml")
+    capture = BATSIM_DATA / "batsched-easy_bf_small_platform_test_various_profile_types.jsonl"
+    first = json.loads(json.loads(capture.read_text().splitlines()[0])["raw"])
     names = [r["name"] for r in first["events"][0]["data"]["compute_resources"]]
     assert list(platform.resource_names) == names  # ids = positions, as Batsim numbered them
 
 
+@pytest.mark.traces
 def test_every_shared_platform_parses():
     folder = need_shared(BATSIM_V4 / "platforms")
     for path in folder.glob("*.xml"):
@@ -126,6 +127,7 @@ def test_duplicate_ids_and_malformed_json(tmp_path):
         load_workload(path)
 
 
+@pytest.mark.traces
 def test_every_shared_workload_loads():
     folder = need_shared(BATSIM_V4 / "workloads")
     for path in folder.glob("*.json"):

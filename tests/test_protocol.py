@@ -24,14 +24,14 @@ from schedlab.protocol.messages import (
 from schedlab.protocol.server import DecisionServer, SchedulerFailure
 from schedlab.schedulers.base import create_scheduler
 from schedlab.workloads.synthetic import generate
-from tests.conftest import BATSIM_V4, need_shared
+from tests.conftest import BATSIM_DATA
 
 CAPTURES = ["batsched-easy_bf_small_platform_test_various_profile_types.jsonl",
             "pybatsim-easyBackfill_small_platform_test_delays.jsonl"]
 
 
 def load_capture(name):
-    path = need_shared(BATSIM_V4 / "captures" / name)
+    path = BATSIM_DATA / name
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 

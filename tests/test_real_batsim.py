@@ -25,7 +25,7 @@ from schedlab.protocol.client import ExternalDecisionProcess, free_loopback_port
 from schedlab.schedulers.base import create_scheduler
 from schedlab.workload import load_workload
 from schedlab.workloads.synthetic import generate
-from tests.conftest import BATSIM_V4, make_workload
+from tests.conftest import BATSIM_DATA, make_workload
 
 pytestmark = pytest.mark.batsim
 
@@ -95,12 +95,12 @@ def start_differences(rows: list[dict], engine: Engine) -> list[float]:
 WORKLOADS = {  # name -> (workload factory, loaded)
     "generated-light": (lambda: generate(nb_jobs=600, nb_resources=512, seed=3, load=0.5), False),
     "generated-loaded": (lambda: generate(nb_jobs=600, nb_resources=512, seed=3, load=0.95), True),
-    "batsim-paper-800": (lambda: load_workload(BATSIM_V4 / "workloads" / "test_batsim_paper_workload_seed1.json"),
+    "batsim-paper-800": (lambda: load_workload(BATSIM_DATA / "test_batsim_paper_workload_seed1.json"),
                          False),
-    "batsim-hpc-250": (lambda: load_workload(BATSIM_V4 / "workloads" / "example_workload_hpc_seed1_jobs250.json"),
+    "batsim-hpc-250": (lambda: load_workload(BATSIM_DATA / "example_workload_hpc_seed1_jobs250.json"),
                        False),
-    "batsim-delays": (lambda: load_workload(BATSIM_V4 / "workloads" / "test_delays.json"), False),
-    "batsim-same-submit": (lambda: load_workload(BATSIM_V4 / "workloads" / "test_same_submit_time.json"), False),
+    "batsim-delays": (lambda: load_workload(BATSIM_DATA / "test_delays.json"), False),
+    "batsim-same-submit": (lambda: load_workload(BATSIM_DATA / "test_same_submit_time.json"), False),
 }
 
 
@@ -115,8 +115,6 @@ def test_real_batsim_with_schedlab_serve_on_the_512_core_platform(tmp_path, name
     from schedlab.platforms import platform_path
 
     factory, loaded = WORKLOADS[source]
-    if source.startswith("batsim") and not BATSIM_V4.exists():
-        pytest.skip(f"shared data not present: {BATSIM_V4}")
     workload = factory()
     (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
     platform = load_platform(platform_path("constrained512"))

@@ -24,7 +24,7 @@ from schedlab.workloads.lublin import (
 )
 from schedlab.workloads.slurm import to_trace_jobs as table_trace
 from schedlab.workloads.swf import SWF_FIELDS, read_swf, to_trace_jobs, write_swf
-from tests.conftest import SHARED_DATA, need_shared
+from tests.conftest import SHARED_DATA, TRACES, need_shared
 
 SWF_TEXT = """; Version: 2.2
 ; UnixStartTime: 1583160579
@@ -195,6 +195,23 @@ def test_table_errors(tmp_path):
         table_trace(path)
 
 
+def test_real_coare_and_cirrus_excerpts(tmp_path, capsys):
+    out = tmp_path / "coare.json"
+    assert main(["workload", "from-swf", str(TRACES / "coare-excerpt.swf"), "-o", str(out), "--days", "2",
+                 "--start", "2020-04-01"]) == 0
+    workload = parse_workload(out.read_text())
+    span = workload.jobs[-1].submit_time_s - workload.jobs[0].submit_time_s
+    assert 10 < len(workload.jobs) < 167 and span <= 2 * 86400 and workload.nb_res == 1728
+    assert "outside the time window" in capsys.readouterr().out
+    out = tmp_path / "cirrus.json"
+    assert main(["workload", "from-table", str(TRACES / "cirrus-sacct-excerpt.csv"), "-o", str(out),
+                 "--last-hours", "24"]) == 0
+    workload = parse_workload(out.read_text())
+    assert workload.jobs and workload.jobs[-1].submit_time_s <= 24 * 3600
+    assert all(j.walltime_s is None for j in workload.jobs)  # sacct extract has no time limit column
+
+
+@pytest.mark.traces
 def test_real_coare_and_cirrus_traces(tmp_path, capsys):
     coare = need_shared(SHARED_DATA / "swf" / "DOST-ASTI_COARE-Saliksik-2020-cln.swf")
     out = tmp_path / "coare.json"
@@ -202,15 +219,25 @@ def test_real_coare_and_cirrus_traces(tmp_path, capsys):
     workload = parse_workload(out.read_text())
     span = workload.jobs[-1].submit_time_s - workload.jobs[0].submit_time_s
     assert 100 < len(workload.jobs) < 19_760 and span <= 15 * 86400 and workload.nb_res == 1728
-    assert "outside the time window" in capsys.readouterr().out
     cirrus = need_shared(SHARED_DATA / "slurm" / "EPCC-Cirrus-CPU-2024Q1-sacct-subset.csv")
     out = tmp_path / "cirrus.json"
     assert main(["workload", "from-table", str(cirrus), "-o", str(out), "--last-hours", "24"]) == 0
-    workload = parse_workload(out.read_text())
-    assert workload.jobs and workload.jobs[-1].submit_time_s <= 24 * 3600
-    assert all(j.walltime_s is None for j in workload.jobs)  # sacct extract has no time limit column
+    assert parse_workload(out.read_text()).jobs
 
 
+EXCERPTS = ["theta-2023-excerpt.swf", "wagap-2013-excerpt.swf.gz", "lublin_256-excerpt.swf", "hpc2n-excerpt.swf",
+            "kth-sp2-excerpt.swf.gz"]
+
+
+@pytest.mark.parametrize("name", EXCERPTS)
+def test_real_swf_excerpts_parse(name):
+    """CRLF (Theta), Alea's 21 fields (wagap), gzip, long PWA headers: 300 jobs of each real trace."""
+    trace = read_swf(TRACES / name)
+    _, summary = convert(to_trace_jobs(trace))
+    assert len(trace) == 300 and summary["nb_kept"] + sum(summary["dropped"].values()) == 300
+
+
+@pytest.mark.traces
 @pytest.mark.parametrize("name", [
     "ALCF-Theta-2023-09_2024-01_cqsim.swf", "alea_wagap-2013.swf.gz", "lublin_256.swf", "alea_hpc2n_excerpt.swf",
     "KTH-SP2-1996-2_predictsim-unfiltered.swf.gz"])
@@ -245,6 +272,7 @@ def _stats(nodes, run, submit):
             "log2": np.log2(parallel).mean(), "run_p50": np.median(run), "ia_p50": np.median(np.diff(submit))}
 
 
+@pytest.mark.traces
 def test_lublin_statistics_match_the_sheet_and_the_reference_trace():
     jobs = generate(nodes=256, nb_jobs=40_000, seed=7, typed=False)
     ours = _stats(jobs.nodes, jobs.run_s, jobs.submit_s)
