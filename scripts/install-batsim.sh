@@ -15,16 +15,17 @@
 set -euo pipefail
 
 # ------------------------------------------------------------------ pinned upstream revisions
+# (each URL and revision can be overridden through the variable of the same name, e.g. a mirror)
 BATSIM_GIT=${BATSIM_GIT:-https://framagit.org/batsim/batsim.git}
-BATSIM_REV=v4.2.1                                       # commit b5463dba818d
+BATSIM_REV=${BATSIM_REV:-v4.2.1}                        # commit b5463dba818d
 BATSCHED_GIT=${BATSCHED_GIT:-https://framagit.org/batsim/batsched.git}
-BATSCHED_REV=17072778995100fc90214ea4910bf5b171adfd0d   # batsched 1.4.0
+BATSCHED_REV=${BATSCHED_REV:-17072778995100fc90214ea4910bf5b171adfd0d}   # batsched 1.4.0
 INTERVALSET_GIT=${INTERVALSET_GIT:-https://framagit.org/batsim/intervalset.git}
-INTERVALSET_REV=v1.2.0
+INTERVALSET_REV=${INTERVALSET_REV:-v1.2.0}
 LOGURU_GIT=${LOGURU_GIT:-https://github.com/emilk/loguru.git}
-LOGURU_REV=v2.1.0
+LOGURU_REV=${LOGURU_REV:-v2.1.0}
 REDOX_GIT=${REDOX_GIT:-https://github.com/hmartiro/redox.git}
-REDOX_REV=b5b9fa31a6fb
+REDOX_REV=${REDOX_REV:-b5b9fa31a6fb}
 APT_PACKAGES="build-essential pkg-config git cmake meson ninja-build xz-utils libsimgrid-dev libboost-all-dev
   libzmq3-dev cppzmq-dev rapidjson-dev libpugixml-dev libdocopt-dev libgmp-dev libhiredis-dev libev-dev"
 

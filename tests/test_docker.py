@@ -52,4 +52,8 @@ def test_dockerfiles_name_real_files_and_refs():
             for source in line.split()[1:-1]:
                 assert (DOCKER.parent / source).exists(), source
     batsim = (DOCKER / "batsim.Dockerfile").read_text()
-    assert "BATSIM_REF=v4.2.1" in batsim and "17072778995100fc90214ea4910bf5b171adfd0d" in batsim
+    copied = [line.split()[1] for line in batsim.splitlines() if line.startswith("COPY ")]
+    assert copied == ["scripts/install-batsim.sh"] and (DOCKER.parent / copied[0]).exists()
+    assert "install-batsim.sh /opt/batsim --git" in batsim  # upstream git, pinned in the script
+    script = (DOCKER.parent / "scripts" / "install-batsim.sh").read_text()
+    assert "BATSIM_REV:-v4.2.1}" in script and "17072778995100fc90214ea4910bf5b171adfd0d" in script
