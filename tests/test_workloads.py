@@ -310,8 +310,11 @@ def test_lublin_cli_is_deterministic(tmp_path):
     assert read_swf(tmp_path / "a.swf").columns["run_time"].tolist() == columns["run_time"].tolist()
 
 
-def test_streamed_json_equals_the_dict(tmp_path):
-    from schedlab.workloads.convert import convert_columns
+@pytest.mark.parametrize("chunk", [65_536, 2])
+def test_streamed_json_equals_the_dict(tmp_path, monkeypatch, chunk):
+    from schedlab.workloads.convert import ConvertedWorkload, convert_columns
+
+    monkeypatch.setattr(ConvertedWorkload, "CHUNK_JOBS", chunk)  # 2: several chunks per file
 
     path = tmp_path / "pm100.csv"
     path.write_text(PM100_CSV)
@@ -322,4 +325,6 @@ def test_streamed_json_equals_the_dict(tmp_path):
         converted, _ = convert_columns(trace, ConversionOptions(keep_zero_runtime=True))
         converted.tail["generator"] = {"name": "x"}
         converted.write(str(tmp_path / "w.json"))
-        assert json.loads((tmp_path / "w.json").read_text()) == json.loads(json.dumps(converted.to_dict()))
+        written = json.loads((tmp_path / "w.json").read_text())
+        assert written == json.loads(json.dumps(converted.to_dict()))
+        assert len(written["jobs"]) == len(written["profiles"]) == converted.summary["nb_kept"]

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -215,7 +216,7 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         subtimes=_as_list(submit[kept] - shift),
         walltimes=_as_list(np.where(no_walltime[kept], -1.0, walltime[kept])),
         res=res[kept].tolist(), delays=_as_list(run[kept]),
-        extras=[(key, _json_texts(column[kept])) for key, column in trace.extras.items()],
+        extras=[(key, column[kept]) for key, column in trace.extras.items()],
         summary=summary)
     return converted, summary
 
@@ -280,8 +281,9 @@ def _any_text(value: Any) -> str | None:
 
 @dataclass
 class ConvertedWorkload:
-    """A converted workload kept as columns: `write` streams one job per line without building
-    450k dicts (a large trace converts in seconds); `to_dict` gives the JSON object.
+    """A converted workload kept as columns: `write` streams one job per line, a chunk of jobs at a
+    time, without building 450k dicts or strings (a large trace converts in seconds and bounded
+    memory); `to_dict` gives the JSON object.
 
     Every job has its own delay profile, named after the job: a profile name or a profile shared by
     two jobs would tell a scheduler something about run times (docs/design.md, "runtime-blind").
@@ -293,9 +295,11 @@ class ConvertedWorkload:
     walltimes: list[Any]
     res: list[int]
     delays: list[Any]
-    extras: list[tuple[str, list[str | None]]]  # (key, JSON text of each job's value or None)
+    extras: list[tuple[str, np.ndarray]]  # (key, one value per job; NaN/None = unknown, key left out)
     summary: dict[str, Any]
     tail: dict[str, Any] = field(default_factory=dict)
+
+    CHUNK_JOBS: ClassVar[int] = 65_536
 
     @property
     def profile_names(self) -> list[str]:
@@ -304,14 +308,26 @@ class ConvertedWorkload:
     def profiles(self) -> dict[str, dict[str, Any]]:
         return {name: {"type": "delay", "delay": d} for name, d in zip(self.profile_names, self.delays, strict=True)}
 
+    def _job_lines(self) -> Iterator[list[str]]:
+        """The jobs as JSON text, one list of lines per chunk."""
+        dumps = json.dumps
+        keys = [dumps(key) for key, _ in self.extras]
+        for first in range(0, len(self.ids), self.CHUNK_JOBS):
+            last = first + self.CHUNK_JOBS
+            texts = [_json_texts(values[first:last]) for _, values in self.extras]
+            lines = []
+            for k, (i, s, w, r) in enumerate(zip(self.ids[first:last], self.subtimes[first:last],
+                                                 self.walltimes[first:last], self.res[first:last], strict=True)):
+                id_text = dumps(i) if isinstance(i, str) else repr(i)
+                line = f'{{"id":{id_text},"subtime":{s!r},"walltime":{w!r},"res":{r},"profile":{dumps(str(i))}'
+                for key, column in zip(keys, texts, strict=True):
+                    if column[k] is not None:
+                        line += f",{key}:{column[k]}"
+                lines.append(line + "}")
+            yield lines
+
     def job_dicts(self) -> list[dict[str, Any]]:
-        jobs = []
-        for k, (i, s, w, r, p) in enumerate(zip(self.ids, self.subtimes, self.walltimes, self.res,
-                                                self.profile_names, strict=True)):
-            job = {"id": i, "subtime": s, "walltime": w, "res": r, "profile": p}
-            job.update((key, json.loads(texts[k])) for key, texts in self.extras if texts[k] is not None)
-            jobs.append(job)
-        return jobs
+        return [json.loads(line) for lines in self._job_lines() for line in lines]
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.head, "jobs": self.job_dicts(), "profiles": self.profiles(), "conversion": self.summary,
@@ -320,26 +336,23 @@ class ConvertedWorkload:
     def write(self, path: str) -> None:
         """The same JSON as `json.dumps(self.to_dict())` up to white space, one job per line."""
         dumps = json.dumps
-        extras = [(dumps(key), texts) for key, texts in self.extras]
-        names = [dumps(name) for name in self.profile_names]
         with open(path, "w", encoding="utf-8") as handle:
             handle.write("{\n")
             for key, value in self.head.items():
                 handle.write(f"{dumps(key)}: {dumps(value)},\n")
             handle.write('"jobs": [\n')
-            lines = []
-            for k, (i, s, w, r) in enumerate(zip(self.ids, self.subtimes, self.walltimes, self.res, strict=True)):
-                id_text = dumps(i) if isinstance(i, str) else repr(i)
-                line = f'{{"id":{id_text},"subtime":{s!r},"walltime":{w!r},"res":{r},"profile":{names[k]}'
-                for key, texts in extras:
-                    text = texts[k]
-                    if text is not None:
-                        line += f",{key}:{text}"
-                lines.append(line + "}")
-            handle.write(",\n".join(lines))
+            separator = ""
+            for lines in self._job_lines():
+                handle.write(separator + ",\n".join(lines))
+                separator = ",\n"
             handle.write('\n],\n"profiles": {')
-            handle.write(",".join(f'{name}:{{"type":"delay","delay":{d!r}}}'
-                                  for name, d in zip(names, self.delays, strict=True)))
+            separator = ""
+            for first in range(0, len(self.ids), self.CHUNK_JOBS):
+                last = first + self.CHUNK_JOBS
+                chunk = zip(self.ids[first:last], self.delays[first:last], strict=True)
+                handle.write(separator + ",".join(f'{dumps(str(i))}:{{"type":"delay","delay":{d!r}}}'
+                                                  for i, d in chunk))
+                separator = ","
             handle.write("},\n")
             for key, value in self.tail.items():
                 handle.write(f"{dumps(key)}: {dumps(value)},\n")
