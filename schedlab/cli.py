@@ -225,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     from schedlab import __version__
     from schedlab.cli_workloads import add_parsers
 
-    parser = argparse.ArgumentParser(prog="schedlab", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="schedlab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"schedlab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 

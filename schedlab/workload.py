@@ -145,7 +145,9 @@ def _leak_notes(workload: Workload) -> list[str]:
     """Profile names and profile sharing are visible to schedulers (JOB_SUBMITTED carries the name)."""
     notes = []
     delays = {n: p.delay_s for n, p in workload.profiles.items() if p.delay_s is not None}
-    telling = [n for n, d in delays.items() if d >= 10 and re.search(rf"(?<!\d){int(d)}(?!\d)", n)]
+    own = {job.profile for job in workload.jobs if job.profile == job.name}  # named after its job: no leak
+    telling = [n for n, d in delays.items()
+               if n not in own and d >= 10 and re.search(rf"(?<!\d){int(d)}(?!\d)", n)]
     if telling:
         notes.append(f"{len(telling)} of {len(delays)} delay profile names contain their delay (e.g. "
                      f"{telling[0]!r}): schedulers see profile names, so they can read run times")

@@ -165,6 +165,11 @@ def test_workload_check_notes_profiles_that_tell_run_times(tmp_path, capsys):
     assert main(["workload", "check", str(path)]) == 0
     out = capsys.readouterr().out
     assert "1 of 1 delay profile names contain their delay" in out and "3 jobs share a delay profile" in out
+    # a profile named after its own job is no leak, even when job 30 happens to run 30 s
+    path.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 30, "subtime": 0, "res": 1, "profile": "30"}],
+                                "profiles": {"30": {"type": "delay", "delay": 30}}}))
+    assert main(["workload", "check", str(path)]) == 0
+    assert "note" not in capsys.readouterr().out
 
 
 def test_platform_size_mismatch_is_a_warning(tmp_path, capsys):
