@@ -169,7 +169,7 @@ def test_workload_check_notes_profiles_that_tell_run_times(tmp_path, capsys):
     path.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 30, "subtime": 0, "res": 1, "profile": "30"}],
                                 "profiles": {"30": {"type": "delay", "delay": 30}}}))
     assert main(["workload", "check", str(path)]) == 0
-    assert "note" not in capsys.readouterr().out
+    assert "note:" not in capsys.readouterr().out
 
 
 def test_platform_size_mismatch_is_a_warning(tmp_path, capsys):
