@@ -38,7 +38,7 @@ def platform_path(name: str) -> Path:
 def resolve_platform(name_or_path: str | Path) -> Path:
     """An existing file wins; otherwise a shipped platform's name (`-p marconi100`)."""
     path = Path(name_or_path)
-    if path.exists() or str(name_or_path) not in SHIPPED:
+    if path.is_file() or str(name_or_path) not in SHIPPED:
         if not path.exists():
             raise InputError(f"no such file (shipped platforms by name: {', '.join(SHIPPED)})", path=str(path))
         return path

@@ -17,7 +17,7 @@ from schedlab.errors import InputError, SchedlabError, SchedulerFailure
 EXIT_FAILURE, EXIT_INPUT, EXIT_BUG, EXIT_INTERRUPTED = 1, 2, 3, 130
 
 
-def _progress_bar(total: int, enabled: bool, desc: str) -> tuple[Any, Any]:
+def progress_bar(total: int, enabled: bool, desc: str) -> tuple[Any, Any]:
     """A tqdm bar on stderr (only on a terminal) and a throttled callback for the engine."""
     if not enabled or total < 2000 or not sys.stderr.isatty():
         return None, None
@@ -96,10 +96,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     out = check_output_dir(args.out)
     if args.record:
         check_output_file(args.record)
-    removed = clear_run_files(out)
-    if removed and not args.quiet:
-        print(f"{out}: replaced {', '.join(removed)} of an earlier run", file=sys.stderr)
-    if args.external:
+    if args.external:  # started first: a command that cannot start leaves an earlier run's files alone
         from schedlab.protocol.client import ExternalDecisionProcess
 
         scheduler = ExternalDecisionProcess(args.external, workload=workload, timeout_s=args.timeout,
@@ -107,7 +104,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         name = f"external: {args.external}"
     else:
         name = args.scheduler
-    bar, update = _progress_bar(len(workload.jobs), not args.quiet, name)
+    removed = clear_run_files(out, keep=("external.log",) if args.external else ())
+    if removed and not args.quiet:
+        print(f"{out}: replaced {', '.join(removed)} of an earlier run", file=sys.stderr)
+    bar, update = progress_bar(len(workload.jobs), not args.quiet, name)
     info = {"scheduler": name, "options": scheduler.options(),
             "platform": {"path": str(platform_path), "nb_resources": platform.nb_resources},
             "workload": {"path": str(args.workload), "nb_jobs": len(workload.jobs),
@@ -143,10 +143,9 @@ def _listening(what: str):
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from schedlab.paths import check_output_file
-    from schedlab.protocol.server import check_endpoint, serve
+    from schedlab.protocol.server import serve
     from schedlab.schedulers.base import create_scheduler
 
-    check_endpoint(args.socket)
     scheduler = create_scheduler(args.scheduler, _option_pairs(args))
     if args.record:
         check_output_file(args.record)
@@ -157,10 +156,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_record(args: argparse.Namespace) -> int:
     from schedlab.paths import check_output_file
     from schedlab.protocol.recorder import record
-    from schedlab.protocol.server import check_endpoint
 
-    check_endpoint(args.listen)
-    check_endpoint(args.forward)
     check_output_file(args.output)
     count = record(args.listen, args.forward, args.output, timeout_s=args.timeout, ready=_listening("record"))
     print(f"{count} messages recorded -> {args.output}", file=sys.stderr)
@@ -298,6 +294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("schedlab: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
+        return EXIT_FAILURE
+    except OSError as exc:  # the machine, not the input or our code: disk full, permissions, ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"schedlab: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAILURE
     except Exception as exc:
         return _report_bug(exc)

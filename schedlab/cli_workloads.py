@@ -7,20 +7,11 @@ file written.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from schedlab.paths import check_output_file
-
-
-def _progress(total: int, desc: str):
-    """A tqdm bar on a terminal for long work; (bar, callback(done)) or (None, None)."""
-    if total < 200_000 or not sys.stderr.isatty():
-        return None, None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, unit="job", desc=desc, file=sys.stderr, leave=False, mininterval=0.5)
-    return bar, lambda done: bar.update(done - bar.n)
+from schedlab.cli import progress_bar
+from schedlab.errors import InputError
+from schedlab.paths import atomic_write, check_output_file
 
 
 def cmd_workload_generate(args: argparse.Namespace) -> int:
@@ -29,7 +20,7 @@ def cmd_workload_generate(args: argparse.Namespace) -> int:
     spec = SyntheticSpec(nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed, load=args.load)
     spec.validate()
     check_output_file(args.output)
-    bar, update = _progress(args.jobs, "generate")
+    bar, update = progress_bar(args.jobs, True, "generate")
     try:
         write_generated(args.output, spec, progress=update)
     finally:
@@ -100,7 +91,7 @@ def cmd_workload_lublin(args: argparse.Namespace) -> int:
     jobs = generate(nodes=args.nodes, nb_jobs=args.jobs, seed=args.seed, typed=args.mode == "typed",
                     start_hour=args.start_hour, exact_clock=args.exact_clock)
     if swf_path:
-        with open(swf_path, "w", encoding="utf-8") as handle:
+        with atomic_write(swf_path) as handle:
             write_swf(handle, to_swf_columns(jobs), jobs.header)
         print(f"{args.jobs} jobs (SWF) -> {swf_path}")
     if to_swf:
@@ -118,13 +109,18 @@ def cmd_workload_lublin(args: argparse.Namespace) -> int:
 def cmd_workload_check(args: argparse.Namespace) -> int:
     from schedlab.workload import check_workload_file
 
-    workload, notes = check_workload_file(args.workload)
+    workload, warnings, notes = check_workload_file(args.workload)
+    if warnings and args.strict:
+        raise InputError(warnings[0])
     types = sorted({workload.profiles[j.profile].type for j in workload.jobs})
     largest = max((j.res for j in workload.jobs), default=0)
     span = (workload.jobs[-1].submit_time_s - workload.jobs[0].submit_time_s) if workload.jobs else 0.0
-    print(f"{args.workload}: OK: {len(workload.jobs)} jobs, {len(workload.profiles)} profiles "
+    verdict = f"valid for Batsim 4.2.1 with {len(warnings)} warning(s)" if warnings else "OK"
+    print(f"{args.workload}: {verdict}: {len(workload.jobs)} jobs, {len(workload.profiles)} profiles "
           f"({', '.join(types) or '-'}), nb_res {workload.nb_res}, largest job {largest}, "
           f"submissions over {span / 86400:.2f} days")
+    for warning in warnings:
+        print(f"warning: {warning}")
     for note in notes:
         print(f"note: {note}")
     return 0
@@ -134,7 +130,8 @@ def cmd_platform_generate(args: argparse.Namespace) -> int:
     from schedlab.platforms.generate import machine_xml
 
     text = machine_xml(args.hosts, args.cores_per_host, resource_per=args.resource_per)
-    check_output_file(args.output).write_text(text, encoding="utf-8")
+    with atomic_write(check_output_file(args.output)) as handle:
+        handle.write(text)
     count = args.hosts * (args.cores_per_host if args.resource_per == "core" else 1)
     print(f"{count} compute resources (one per {args.resource_per}) + master_host0 -> {args.output}")
     return 0
@@ -204,6 +201,7 @@ def add_parsers(sub: Any) -> None:
     g.set_defaults(func=cmd_workload_lublin)
     g = wsub.add_parser("check", help="validate a Batsim JSON workload as Batsim 4.2.1 would")
     g.add_argument("workload")
+    g.add_argument("--strict", action="store_true", help="warnings (jobs larger than nb_res) are errors")
     g.set_defaults(func=cmd_workload_check)
 
     p = sub.add_parser("platform", help="platform tools")

@@ -4,8 +4,12 @@ exit 2, never a finished simulation thrown away."""
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import IO
 
 from schedlab.errors import InputError
 
@@ -55,12 +59,34 @@ def check_output_file(path: str | Path) -> Path:
     return target
 
 
-def clear_run_files(directory: Path) -> list[str]:
-    """Remove our own files from an earlier run in `directory`; returns their names."""
+def clear_run_files(directory: Path, keep: tuple[str, ...] = ()) -> list[str]:
+    """Remove our own files from an earlier run in `directory` (but those in `keep`, already
+    rewritten by this run); returns their names."""
     removed = []
     for name in RUN_FILES:
         stale = directory / name
+        if name in keep:
+            continue
         if stale.is_file():
             stale.unlink()
             removed.append(name)
     return removed
+
+
+@contextmanager
+def atomic_write(path: str | Path) -> Iterator[IO[str]]:
+    """A text handle on a temporary file beside `path`, renamed over it only once the write is
+    complete: an interrupted or failed write never leaves a truncated file under the name asked for."""
+    target = Path(path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            yield handle
+        os.replace(temporary, target)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise

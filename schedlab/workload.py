@@ -119,10 +119,11 @@ def load_workload(path: str | Path, name: str = "w0") -> Workload:
     return parse_workload(_read_text(path), str(path), name)
 
 
-def check_workload_file(path: str | Path) -> tuple[Workload, list[str]]:
+def check_workload_file(path: str | Path) -> tuple[Workload, list[str], list[str]]:
     """Load a workload and apply the checks real Batsim 4.2.1 makes at start-up (nb_res present,
-    known profile types) plus one it leaves to the run (no job larger than nb_res). Problems raise
-    InputError naming the line; notes are things a user may want to know (run-time leaks)."""
+    known profile types): failures raise InputError naming the line. Returns the workload, warnings
+    (jobs larger than nb_res: Batsim loads them, a scheduler must reject them; `--too-large reject`
+    conversions make them on purpose) and notes (run-time leaks)."""
     path = Path(path)
     text = _read_text(path)
     workload = parse_workload(text, str(path))
@@ -133,12 +134,15 @@ def check_workload_file(path: str | Path) -> tuple[Workload, list[str]]:
             raise InputError(f"profile {pname!r} has type {profile.type!r}, unknown to Batsim 4.2.1 (known: "
                              f"{', '.join(sorted(BATSIM_PROFILE_TYPES))})", path=str(path),
                              line=_line_of_text(text, json.dumps(pname) + ":"), field="type")
-    for job in workload.jobs:
-        if job.res > workload.nb_res:
-            line = (_line_of_job(text, int(job.name)) if job.name.isdigit() else None) or _line_of_job(text, job.name)
-            raise InputError(f"job {job.name!r} requests {job.res} resources, nb_res is {workload.nb_res}",
-                             path=str(path), line=line, field="res")
-    return workload, _leak_notes(workload)
+    warnings = []
+    too_large = [job for job in workload.jobs if job.res > workload.nb_res]
+    if too_large:
+        job = too_large[0]
+        line = (_line_of_job(text, int(job.name)) if job.name.isdigit() else None) or _line_of_job(text, job.name)
+        warnings.append(str(InputError(
+            f"{len(too_large)} job(s) request more than nb_res {workload.nb_res} (first: job {job.name!r}, "
+            f"{job.res} resources): the scheduler must reject them", path=str(path), line=line, field="res")))
+    return workload, warnings, _leak_notes(workload)
 
 
 def _leak_notes(workload: Workload) -> list[str]:

@@ -8,6 +8,7 @@ once, and applies the frozen decisions it returns.
 from __future__ import annotations
 
 import inspect
+import math
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -84,7 +85,10 @@ def _coerce(text: str, annotation: Any) -> Any:
             return False
         raise ValueError(f"expected true/false, got {text!r}")
     if annotation in (int, float):
-        return annotation(text)
+        value = annotation(text)
+        if not math.isfinite(value):
+            raise ValueError(f"expected a finite number, got {text!r}")
+        return value
     origin = typing.get_origin(annotation)
     if origin is typing.Literal:
         choices = typing.get_args(annotation)

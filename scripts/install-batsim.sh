@@ -75,7 +75,7 @@ say "SimGrid $(pkg-config --modversion simgrid), libzmq $(pkg-config --modversio
 # ------------------------------------------------------------------ 2. sources
 fetch() {  # NAME URL REV -> $SRC/NAME holds the source tree
   local name=$1 url=$2 rev=$3 dir=$SRC/$1
-  [ -f "$dir/.schedlab-source" ] && return 0
+  [ "$(cat "$dir/.schedlab-source" 2>/dev/null)" = "$SOURCE $rev" ] && return 0
   rm -rf "$dir"
   if [ "$SOURCE" = git ]; then
     say "git clone $url @ $rev"
@@ -87,6 +87,7 @@ fetch() {  # NAME URL REV -> $SRC/NAME holds the source tree
   elif [ -f "$SOURCE/$name.tar.xz" ]; then
     say "unpack $SOURCE/$name.tar.xz"
     tar -xJf "$SOURCE/$name.tar.xz" -C "$SRC"
+    [ -d "$dir" ] || { echo "install-batsim: $name.tar.xz must unpack to a folder named $name/" >&2; exit 2; }
   else
     echo "install-batsim: $SOURCE has neither $name/ nor $name.tar.xz" >&2; exit 2
   fi

@@ -148,7 +148,14 @@ def test_workload_check_applies_batsims_rules(tmp_path, capsys):
         return str(path)
 
     assert main(["workload", "check", workload()]) == 0
-    one_line_error(capsys, ["workload", "check", workload(nb_res=1)], "requests 2 resources, nb_res is 1")
+    assert ": OK:" in capsys.readouterr().out
+    # Batsim loads jobs larger than nb_res (a scheduler must reject them; `--too-large reject` makes
+    # them on purpose): a warning naming the line, an error with --strict
+    assert main(["workload", "check", workload(nb_res=1)]) == 0
+    out = capsys.readouterr().out
+    assert "with 1 warning(s)" in out and "w.json:5: field 'res': 1 job(s) request more than nb_res 1" in out
+    one_line_error(capsys, ["workload", "check", "--strict", workload(nb_res=1)],
+                   "1 job(s) request more than nb_res 1")
     one_line_error(capsys, ["workload", "check", workload(profiles={"1": {"type": "sleep", "delay": 3}})],
                    "unknown to Batsim 4.2.1")
     doc = json.loads(Path(workload()).read_text())
@@ -303,7 +310,10 @@ def test_table_features_are_valid_json_whatever_their_type(tmp_path):
 
     converted, _ = convert_columns(trace)
     converted.write(str(tmp_path / "w.json"))
-    written = json.loads((tmp_path / "w.json").read_text())  # strict JSON: no True, no NaN
+    def refuse(token):
+        raise AssertionError(f"not strict JSON: {token}")
+
+    written = json.loads((tmp_path / "w.json").read_text(), parse_constant=refuse)  # no True, no NaN
     assert written["jobs"] == workload["jobs"]
     features = [{k: v for k, v in job.items() if k in ("shared", "qos", "user")} for job in written["jobs"]]
     assert features == [{"shared": True, "qos": "normal", "user": "u1"}, {"shared": False, "user": "u2"},

@@ -115,6 +115,10 @@ def test_generated_jobs_show_only_their_request():
         runtimes[request].add(workload.profiles[job.profile].delay_s)
         assert job.profile == job.name
     assert all(len(features) == 1 for features in by_request.values())
+    # walltimes are whole minutes, under-estimates included: the walltime cannot single out the jobs
+    # that will be killed at it (an odd walltime used to)
+    killed = [j for j in workload.jobs if workload.profiles[j.profile].delay_s >= j.walltime_s]
+    assert len(killed) > 100 and all(j.walltime_s % 60 == 0 for j in workload.jobs)
     # the check has teeth: many requests are shared by jobs whose run times straddle the old 1-h "queue" rule
     straddling = [r for r, values in runtimes.items() if min(values) <= 3600 < max(values)]
     assert len(straddling) >= 5
@@ -133,3 +137,52 @@ def test_converted_profiles_are_one_per_job_named_after_it(tmp_path):
     assert set(workload["profiles"]) == {"1", "2", "3", "4", "5"}
     assert all(p == {"type": "delay", "delay": 120} for p in workload["profiles"].values())
     assert np.all([job["profile"] == str(job["id"]) for job in workload["jobs"]])
+
+
+def test_lublin_workloads_have_per_job_profiles_and_submission_features(tmp_path):
+    from schedlab.cli import main
+    from schedlab.workload import load_workload
+
+    path = tmp_path / "l.json"
+    assert main(["workload", "lublin", "--nodes", "64", "--jobs", "300", "--seed", "2", "-o", str(path)]) == 0
+    workload = load_workload(path)
+    assert all(job.profile == job.name for job in workload.jobs) and len(workload.profiles) == 300
+    # the job type (batch or interactive) is chosen by the user at submission
+    assert {key for job in workload.jobs for key in job.extra} == {"queue"}
+
+
+def test_our_schedulers_never_receive_profiles_through_the_protocol():
+    """Real Batsim sends every profile, delay included, in SIMULATION_BEGINS: an external decision
+    process can read run times there (the protocol gives them; docs/design.md). Ours cannot: `serve`
+    hands the hooks only the platform's resource names and JOB_SUBMITTED's job objects."""
+    from schedlab.model import Job, JobState, Platform
+    from schedlab.protocol.server import DecisionServer
+    from schedlab.schedulers.easy import EasyBackfilling
+    from tests.conftest import BATSIM_DATA
+
+    lines = [json.loads(line) for line in
+             (BATSIM_DATA / "pybatsim-easyBackfill_small_platform_test_delays.jsonl").read_text().splitlines()]
+    inbound = [line["raw"] for line in lines if line["dir"] == "batsim->sched"]
+    begins = json.loads(inbound[0])["events"][0]["data"]
+    assert any("delay" in p for profiles in begins["profiles"].values() for p in profiles.values())
+    seen = []
+
+    class Spy(EasyBackfilling):
+        def __getattribute__(self, name):
+            attribute = super().__getattribute__(name)
+            if name.startswith("on_"):
+                def hook(*args, **kwargs):
+                    seen.extend(args)
+                    return attribute(*args, **kwargs)
+                return hook
+            return attribute
+
+    server = DecisionServer(Spy())
+    for raw in inbound:
+        server.handle(raw)
+    assert seen and {type(arg) for arg in seen} <= {Platform, Job, str, JobState, float, tuple, list}
+    for arg in seen:
+        if isinstance(arg, Platform):
+            assert set(arg.__slots__) == {"resource_names", "source"}
+        if isinstance(arg, Job):
+            assert not set(arg.extra) & {"delay", "profiles", "runtime", "run_time"}

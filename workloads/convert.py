@@ -335,8 +335,10 @@ class ConvertedWorkload:
 
     def write(self, path: str) -> None:
         """The same JSON as `json.dumps(self.to_dict())` up to white space, one job per line."""
+        from schedlab.paths import atomic_write
+
         dumps = json.dumps
-        with open(path, "w", encoding="utf-8") as handle:
+        with atomic_write(path) as handle:
             handle.write("{\n")
             for key, value in self.head.items():
                 handle.write(f"{dumps(key)}: {dumps(value)},\n")

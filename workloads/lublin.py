@@ -175,6 +175,8 @@ def generate(*, nodes: int, nb_jobs: int, seed: int, typed: bool = True, start_h
     """`nb_jobs` jobs for a machine of `nodes` nodes, sorted by arrival, reproducible from `seed`."""
     if nodes < 1 or nb_jobs < 0:
         raise InputError("--nodes must be >= 1 and --jobs >= 0")
+    if not 0 <= start_hour < 24:  # also refuses NaN
+        raise InputError(f"--start-hour must be in [0, 24), got {start_hour:g}")
     rng = np.random.default_rng(seed)
     if typed:
         params = {BATCH: BATCH_PARAMETERS.for_machine(nodes), INTERACTIVE: INTERACTIVE_PARAMETERS.for_machine(nodes)}

@@ -78,7 +78,7 @@ class Chunk:
 
 
 def chunks(spec: SyntheticSpec) -> Iterator[Chunk]:
-    """The jobs of `spec`, CHUNK_JOBS at a time, in submission order."""
+    """The jobs of `spec`, CHUNK_JOBS at a time, in submission order (the same every time)."""
     spec.validate()
     rng = np.random.default_rng(spec.seed)
     max_exp = int(math.log2(spec.nb_resources))
@@ -92,8 +92,10 @@ def chunks(spec: SyntheticSpec) -> Iterator[Chunk]:
         runtimes = np.round(np.exp(rng.uniform(math.log(spec.min_runtime_s), math.log(spec.max_runtime_s), n)))
         over = rng.choice(_OVER_FACTORS, size=n, p=_OVER_WEIGHTS)
         walltimes = np.ceil(runtimes * over / 60.0) * 60.0
+        # Under-estimates are whole minutes too (about half the run time, at least 1 min): a walltime
+        # that is not a whole number of minutes would single out the jobs about to be killed.
         killed = rng.random(n) < spec.kill_fraction
-        walltimes = np.where(killed, np.maximum(np.floor(runtimes * 0.5), 1.0), walltimes)
+        walltimes = np.where(killed, np.maximum(np.floor(runtimes * 0.5 / 60.0), 1.0) * 60.0, walltimes)
         arrivals = clock + np.cumsum(rng.exponential(gap, n))
         clock = float(arrivals[-1])
         submits = np.floor(arrivals)
@@ -101,6 +103,15 @@ def chunks(spec: SyntheticSpec) -> Iterator[Chunk]:
             origin = float(submits[0])
         users = rng.integers(0, spec.nb_users, n)
         yield Chunk(first, submits - origin, sizes, walltimes, runtimes, users)
+
+
+def rows(spec: SyntheticSpec) -> Iterator[list[tuple[int, float, int, float, float, dict[str, object]]]]:
+    """Per chunk: (index, submit_s, res, walltime_s, runtime_s, features) of each job."""
+    for chunk in chunks(spec):
+        yield [(chunk.first_index + k, submit, res, walltime, runtime, _features(res, walltime, user))
+               for k, (submit, res, walltime, runtime, user) in enumerate(zip(
+                   chunk.submit_s.tolist(), chunk.res.tolist(), chunk.walltime_s.tolist(),
+                   chunk.runtime_s.tolist(), chunk.users.tolist(), strict=True))]
 
 
 def _features(res: int, walltime_s: float, user: int) -> dict[str, object]:
@@ -121,15 +132,12 @@ def generate(*, nb_jobs: int, nb_resources: int, seed: int, load: float = 0.9,
                          nb_users, name)
     profiles: dict[str, Profile] = {}
     jobs = []
-    for chunk in chunks(spec):
-        for k, (submit, res, walltime, runtime, user) in enumerate(zip(
-                chunk.submit_s.tolist(), chunk.res.tolist(), chunk.walltime_s.tolist(), chunk.runtime_s.tolist(),
-                chunk.users.tolist(), strict=True)):
-            job_name = str(chunk.first_index + k)
+    for chunk in rows(spec):
+        for index, submit, res, walltime, runtime, features in chunk:
+            job_name = str(index)
             profiles[job_name] = Profile(job_name, "delay", runtime,
                                          MappingProxyType({"type": "delay", "delay": int(runtime)}))
-            jobs.append(Job(f"{name}!{job_name}", submit, res, walltime, job_name,
-                            MappingProxyType(_features(res, walltime, user))))
+            jobs.append(Job(f"{name}!{job_name}", submit, res, walltime, job_name, MappingProxyType(features)))
     jobs.sort(key=lambda j: (j.submit_time_s, j.id))
     return Workload(name=name, jobs=tuple(jobs), profiles=profiles, nb_res=nb_resources,
                     source=f"<synthetic seed={seed} jobs={nb_jobs} load={load}>",
@@ -138,56 +146,28 @@ def generate(*, nb_jobs: int, nb_resources: int, seed: int, load: float = 0.9,
 
 def write_generated(path: str | Path, spec: SyntheticSpec,
                     progress: Callable[[int], None] | None = None) -> None:
-    """Stream the workload of `spec` to a Batsim JSON file, one job per line, in bounded memory.
-    Profiles follow the jobs (JSON objects are unordered), so nothing is held back."""
+    """Stream the workload of `spec` to a Batsim JSON file, one job per line, in bounded memory and
+    no temporary space: the jobs are drawn twice (seeded, so identically), once for the jobs and once
+    for their profiles. The file appears complete or not at all."""
+    from schedlab.paths import atomic_write
+
     spec.validate()
     dumps = json.dumps
-    with Path(path).open("w", encoding="utf-8") as handle:
+    with atomic_write(path) as handle:
         handle.write(f'{{\n"nb_res": {spec.nb_resources},\n"generator": {dumps(spec.generator_info())},\n"jobs": [\n')
-        delays: list[str] = []
         separator = ""
-        with _Spool() as spool:
-            for chunk in chunks(spec):
-                lines = []
-                for k, (submit, res, walltime, runtime, user) in enumerate(zip(
-                        chunk.submit_s.tolist(), chunk.res.tolist(), chunk.walltime_s.tolist(),
-                        chunk.runtime_s.tolist(), chunk.users.tolist(), strict=True)):
-                    index = chunk.first_index + k
-                    features = dumps(_features(res, walltime, user), separators=(",", ":"))[1:]
-                    lines.append(f'{{"id":{index},"subtime":{int(submit)},"walltime":{int(walltime)},'
-                                 f'"res":{res},"profile":"{index}",{features}')
-                    delays.append(f'"{index}":{{"type":"delay","delay":{int(runtime)}}}')
-                handle.write(separator + ",\n".join(lines))
-                separator = ",\n"
-                spool.write(delays)
-                delays.clear()
-                if progress is not None:
-                    progress(chunk.first_index + len(lines))
-            handle.write('\n],\n"profiles": {\n')
-            spool.copy_to(handle)
-            handle.write("\n}\n}\n")
-
-
-class _Spool:
-    """Profile lines kept in a temporary file while jobs are written (memory stays bounded)."""
-
-    def __enter__(self) -> _Spool:
-        import tempfile
-
-        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")
-        self._empty = True
-        return self
-
-    def write(self, lines: list[str]) -> None:
-        if lines:
-            self._file.write(("" if self._empty else ",\n") + ",\n".join(lines))
-            self._empty = False
-
-    def copy_to(self, handle) -> None:
-        import shutil
-
-        self._file.seek(0)
-        shutil.copyfileobj(self._file, handle)
-
-    def __exit__(self, *exc: object) -> None:
-        self._file.close()
+        for chunk in rows(spec):
+            handle.write(separator + ",\n".join(
+                f'{{"id":{index},"subtime":{int(submit)},"walltime":{int(walltime)},"res":{res},'
+                f'"profile":"{index}",{dumps(features, separators=(",", ":"))[1:]}'
+                for index, submit, res, walltime, _, features in chunk))
+            separator = ",\n"
+            if progress is not None:
+                progress(chunk[-1][0] + 1)
+        handle.write('\n],\n"profiles": {\n')
+        separator = ""
+        for chunk in rows(spec):
+            handle.write(separator + ",\n".join(f'"{index}":{{"type":"delay","delay":{int(runtime)}}}'
+                                                 for index, _, _, _, runtime, _ in chunk))
+            separator = ",\n"
+        handle.write("\n}\n}\n")

@@ -30,7 +30,7 @@ def record(listen: str, forward: str, output: str, *, timeout_s: float | None = 
     import zmq
 
     check_endpoint(listen)
-    check_endpoint(forward)
+    check_endpoint(forward, bind=False)
 
     context = zmq.Context.instance()
     front = context.socket(zmq.REP)

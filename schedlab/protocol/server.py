@@ -93,18 +93,19 @@ class DecisionServer:
 _TCP = re.compile(r"^tcp://(?P<host>\[[^\]]+\]|[^:/\[\]]+):(?P<port>[^:/]+)$")
 
 
-def check_endpoint(endpoint: str) -> str:
-    """A ZeroMQ endpoint we can bind or connect: tcp://HOST:PORT with PORT in 1-65535 (or * to bind
-    any free port), ipc://PATH or inproc://NAME. Checked before binding: ZeroMQ may wait forever on
-    a port it cannot use instead of failing."""
+def check_endpoint(endpoint: str, *, bind: bool = True) -> str:
+    """A ZeroMQ endpoint we can bind (or connect, `bind=False`): tcp://HOST:PORT with PORT in 1-65535
+    (or * to bind any free port), ipc://PATH or inproc://NAME. Checked before binding: ZeroMQ may
+    wait forever on a port it cannot use instead of failing."""
     if endpoint.startswith(("ipc://", "inproc://")) and len(endpoint.split("://", 1)[1]) > 0:
         return endpoint
     match = _TCP.match(endpoint)
     if match is None:
         raise InputError(f"bad endpoint {endpoint!r}: expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:28000)")
     port = match.group("port")
-    if port != "*" and not (port.isdigit() and 1 <= int(port) <= 65535):
-        raise InputError(f"bad endpoint {endpoint!r}: port must be 1-65535, got {port!r}")
+    if not (port == "*" and bind) and not (port.isdigit() and 1 <= int(port) <= 65535):
+        raise InputError(f"bad endpoint {endpoint!r}: port must be 1-65535{', or * to bind' if bind else ''}, "
+                         f"got {port!r}")
     return endpoint
 
 
@@ -135,12 +136,12 @@ def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None,
         poller.register(socket, zmq.POLLIN)
         poller.register(monitor, zmq.POLLIN)
         while not server.finished:
-            ready = dict(poller.poll(None if timeout_s is None else timeout_s * 1000))
-            if not ready:
+            polled = dict(poller.poll(None if timeout_s is None else timeout_s * 1000))
+            if not polled:
                 raise ProtocolError(f"no message from batsim for {timeout_s:g} s on {endpoint}")
-            if monitor in ready:
+            if monitor in polled:
                 event = recv_monitor_message(monitor)
-                if event["event"] == zmq.EVENT_DISCONNECTED and socket not in ready:
+                if event["event"] == zmq.EVENT_DISCONNECTED and socket not in polled:
                     raise ProtocolError(f"batsim disconnected from {endpoint} before the simulation ended "
                                         f"(after {server.nb_messages} messages)")
                 continue
