@@ -318,3 +318,13 @@ def test_table_features_are_valid_json_whatever_their_type(tmp_path):
     features = [{k: v for k, v in job.items() if k in ("shared", "qos", "user")} for job in written["jobs"]]
     assert features == [{"shared": True, "qos": "normal", "user": "u1"}, {"shared": False, "user": "u2"},
                         {"qos": "debug"}]
+
+
+def test_an_external_command_that_cannot_start_leaves_the_earlier_run_alone(tmp_path, capsys):
+    platform, workload = inputs(tmp_path)
+    out = tmp_path / "o"
+    assert main(["simulate", "-p", platform, "-w", workload, "-s", "easy", "-o", str(out), "-q"]) == 0
+    before = (out / "jobs.csv").read_text()
+    one_line_error(capsys, ["simulate", "-p", platform, "-w", workload, "-o", str(out),
+                            "--external", "no-such-scheduler-binary -s {socket}"], "cannot start external")
+    assert (out / "jobs.csv").read_text() == before

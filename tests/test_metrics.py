@@ -57,6 +57,13 @@ def golden_run() -> Engine:
     return engine
 
 
+def test_the_columns_metrics_need_are_batsims():
+    from schedlab.metrics import REQUIRED_JOBS_COLUMNS
+    from schedlab.outputs import JOBS_COLUMNS
+
+    assert set(REQUIRED_JOBS_COLUMNS) <= set(JOBS_COLUMNS)
+
+
 def test_hand_computed_metrics():
     assert_metrics(compute_metrics(outcomes(golden_run().records.values()), 4), GOLDEN)
 
