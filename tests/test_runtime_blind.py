@@ -9,6 +9,7 @@ import re
 from collections import defaultdict
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,30 +75,24 @@ def table_text(jobs) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=60, deadline=None)
-@given(trace=traces())
-def test_converted_swf_jobs_do_not_depend_on_run_times(tmp_path_factory, trace):
-    jobs, rng = trace
-    folder = tmp_path_factory.mktemp("swf")
-    views = []
-    for variant in (jobs, shuffled(jobs, rng)):
-        path = folder / f"t{len(views)}.swf"
-        path.write_text(swf_text(variant))
-        workload, _ = convert(swf_trace(read_swf(path)))
-        views.append(visible(workload))
-    assert views[0] == views[1]
+FORMATS = {  # file suffix, writer, reader -> TraceJobs
+    "swf": (".swf", swf_text, lambda path: swf_trace(read_swf(path))),
+    "table": (".csv", table_text, table_trace),
+}
 
 
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
 @settings(max_examples=60, deadline=None)
 @given(trace=traces())
-def test_converted_table_jobs_do_not_depend_on_run_times(tmp_path_factory, trace):
+def test_converted_jobs_do_not_depend_on_run_times(tmp_path_factory, fmt, trace):
+    suffix, text, read = FORMATS[fmt]
     jobs, rng = trace
-    folder = tmp_path_factory.mktemp("table")
+    folder = tmp_path_factory.mktemp(fmt)
     views = []
     for variant in (jobs, shuffled(jobs, rng)):
-        path = folder / f"t{len(views)}.csv"
-        path.write_text(table_text(variant))
-        workload, _ = convert(table_trace(path))
+        path = folder / f"t{len(views)}{suffix}"
+        path.write_text(text(variant))
+        workload, _ = convert(read(path))
         views.append(visible(workload))
     assert views[0] == views[1]
 
