@@ -64,6 +64,7 @@ def _option_pairs(args: argparse.Namespace) -> dict[str, str]:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from schedlab.engine import Engine
     from schedlab.metrics import format_table
     from schedlab.paths import check_output_dir, check_output_file, clear_run_files
     from schedlab.platform import load_platform
@@ -93,6 +94,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         from schedlab.schedulers.base import create_scheduler
 
         scheduler: Any = create_scheduler(args.scheduler, options)
+    Engine.check_workload(workload)
     out = check_output_dir(args.out)
     if args.record:
         check_output_file(args.record)

@@ -65,13 +65,7 @@ class Engine:
 
     def __init__(self, platform: Platform, workload: Workload, scheduler: Any, *,
                  progress: Callable[[int], None] | None = None) -> None:
-        unsupported = sorted({(j.profile, workload.profiles[j.profile].type) for j in workload.jobs
-                              if workload.profiles[j.profile].type != "delay"})
-        if unsupported:
-            kinds = ", ".join(f"'{name}' ({ptype})" for name, ptype in unsupported[:5])
-            raise UnsupportedProfileError(
-                f"profiles {kinds} are not modelled by the embedded engine (it replays 'delay' "
-                f"profiles only); run these with real Batsim", path=workload.source or None)
+        self.check_workload(workload)
         self.platform = platform
         self.workload = workload
         self.scheduler = scheduler
@@ -91,6 +85,17 @@ class Engine:
             self._push(job.submit_time_s, EventKind.JOB_SUBMITTED, job)
         if workload.jobs:
             self._push(workload.jobs[-1].submit_time_s, EventKind.NO_MORE_JOBS, None)
+
+    @staticmethod
+    def check_workload(workload: Workload) -> None:
+        """Refuse profile types the engine does not model (before any work starts)."""
+        unsupported = sorted({(j.profile, workload.profiles[j.profile].type) for j in workload.jobs
+                              if workload.profiles[j.profile].type != "delay"})
+        if unsupported:
+            kinds = ", ".join(f"'{name}' ({ptype})" for name, ptype in unsupported[:5])
+            raise UnsupportedProfileError(
+                f"profiles {kinds} are not modelled by the embedded engine (it replays 'delay' "
+                f"profiles only); run these with real Batsim", path=workload.source or None)
 
     # ------------------------------------------------------------------ event loop
     def _push(self, at_s: float, kind: EventKind, payload: Any) -> None:
