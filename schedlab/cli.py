@@ -221,6 +221,7 @@ def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> No
 
 def build_parser() -> argparse.ArgumentParser:
     from schedlab import __version__
+    from schedlab.cli_experiments import add_parsers as add_experiment_parsers
     from schedlab.cli_workloads import add_parsers
 
     parser = argparse.ArgumentParser(prog="schedlab", description=__doc__)
@@ -276,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     add_parsers(sub)
+    add_experiment_parsers(sub)
     return parser
 
 

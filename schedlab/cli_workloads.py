@@ -77,10 +77,7 @@ def cmd_workload_from_table(args: argparse.Namespace) -> int:
 
 
 def cmd_workload_lublin(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from schedlab.workloads.convert import TraceJobs
-    from schedlab.workloads.lublin import generate, to_swf_columns
+    from schedlab.workloads.lublin import generate, to_swf_columns, to_trace_jobs
     from schedlab.workloads.swf import write_swf
 
     to_swf = args.output.endswith(".swf")
@@ -96,10 +93,7 @@ def cmd_workload_lublin(args: argparse.Namespace) -> int:
         print(f"{args.jobs} jobs (SWF) -> {swf_path}")
     if to_swf:
         return 0
-    trace = TraceJobs(source=f"lublin(nodes={args.nodes}, seed={args.seed}, mode={args.mode})",
-                      job_ids=np.arange(len(jobs.nodes)), submit_s=jobs.submit_s, run_s=jobs.run_s,
-                      requested_procs=jobs.nodes.astype(float), allocated_procs=jobs.nodes.astype(float),
-                      requested_time_s=np.full(len(jobs.nodes), -1.0), extras={"queue": jobs.job_type})
+    trace = to_trace_jobs(jobs, nodes=args.nodes, seed=args.seed, mode=args.mode)
     generator = {"name": "lublin", "nodes": args.nodes, "nb_jobs": args.jobs, "seed": args.seed,
                  "mode": args.mode, "start_hour": args.start_hour, "exact_clock": args.exact_clock}
     return _write_conversion(trace, args, options, description=jobs.header["Note"], generator=generator,

@@ -89,7 +89,8 @@ def _positive(text: str) -> bool:
         return False
 
 
-def _start_offset(options: ConversionOptions, trace: TraceJobs) -> float | None:
+def start_offset(options: ConversionOptions, trace: TraceJobs) -> float | None:
+    """The window start in seconds of the trace clock (from `--start` seconds or a UTC date)."""
     if options.start is None:
         return None
     try:
@@ -154,7 +155,7 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
 
     submit = trace.submit_s.astype(np.float64)
     drop(~np.isfinite(submit), "submit time unknown")
-    start = _start_offset(options, trace)
+    start = start_offset(options, trace)
     if options.last_hours is not None and start is None:
         end = float(np.nanmax(submit[alive])) if alive.any() else 0.0
         start = end - options.last_hours * 3600.0

@@ -218,3 +218,14 @@ def to_swf_columns(jobs: LublinJobs) -> dict[str, np.ndarray]:
         "queue_number": jobs.job_type.astype(np.float64), "partition_number": minus, "preceding_job_number": minus,
         "think_time": minus,
     }
+
+
+def to_trace_jobs(jobs: LublinJobs, *, nodes: int, seed: int, mode: str):
+    """The converter's view of a generated workload (the job type is the `queue` feature: a user
+    picks batch or interactive at submission)."""
+    from schedlab.workloads.convert import TraceJobs
+
+    return TraceJobs(source=f"lublin(nodes={nodes}, seed={seed}, mode={mode})",
+                     job_ids=np.arange(len(jobs.nodes)), submit_s=jobs.submit_s, run_s=jobs.run_s,
+                     requested_procs=jobs.nodes.astype(float), allocated_procs=jobs.nodes.astype(float),
+                     requested_time_s=np.full(len(jobs.nodes), -1.0), extras={"queue": jobs.job_type})

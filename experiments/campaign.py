@@ -1,0 +1,275 @@
+"""Campaign files (TOML): a grid of workloads x platforms x schedulers x option values x seeds, and
+its expansion into runs.
+
+Validation happens before any work, and every problem is one line naming the file, the line and the
+key. A run is described by plain data (paths, names, numbers), so it can travel to a process pool or
+a Dask worker; its id is a hash of the content of its inputs, its options, seed, jitter and the
+schedlab version, so finished runs are found again and skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import InputError
+
+TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb"}
+WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
+WORKLOAD_KEYS = {"name", "convert", "windows", *WORKLOAD_KINDS}
+SYNTHETIC_KEYS = {"jobs", "resources", "load"}
+LUBLIN_KEYS = {"nodes", "jobs", "mode", "missing_walltime"}
+PLATFORM_KEYS = {"name", "file", "resources"}
+SCHEDULER_KEYS = {"name", "label", "options"}
+PERTURB_KEYS = {"submit_jitter_s", "repetitions"}
+TIMINGS = ("ideal",)  # "batsim" arrives with the engine issue
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def canonical_hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    name: str
+    kind: str  # one of WORKLOAD_KINDS
+    source: Any  # path (file/swf/table) or generator parameters (dict)
+    convert: dict[str, Any] = field(default_factory=dict)
+    windows: int | str | None = None  # consecutive windows of convert.days: a count or "all"
+
+    @property
+    def seeded(self) -> bool:
+        return self.kind in ("synthetic", "lublin")
+
+
+@dataclass(frozen=True)
+class PlatformSpec:
+    name: str
+    file: str | None = None  # a file, or None with `resources` (generated) or a shipped name
+    resources: int | None = None
+
+
+@dataclass(frozen=True)
+class SchedulerSpec:
+    name: str
+    label: str
+    grid: dict[str, list[Any]]
+
+    def combinations(self) -> list[dict[str, Any]]:
+        keys = sorted(self.grid)
+        return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(self.grid[k] for k in keys))]
+
+
+@dataclass(frozen=True)
+class Campaign:
+    path: Path
+    name: str
+    seeds: tuple[int, ...]
+    timing: str
+    metrics: tuple[str, ...] | None
+    workloads: tuple[WorkloadSpec, ...]
+    platforms: tuple[PlatformSpec, ...]
+    schedulers: tuple[SchedulerSpec, ...]
+    jitter_s: float | None = None
+    repetitions: int = 0
+
+
+class _Locator:
+    """Finds the line of a key in the TOML text (tomllib keeps no positions): the n-th `[[section]]`
+    header, then the first `key =` after it."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.lines = path, text.splitlines()
+
+    def line(self, section: str | None = None, index: int = 0, key: str | None = None) -> int | None:
+        start = 0
+        if section is not None:
+            headers = [n for n, line in enumerate(self.lines) if re.match(rf"^\s*\[\[?\s*{section}\s*\]\]?", line)]
+            if index >= len(headers):
+                return None
+            start = headers[index]
+        if key is None:
+            return start + 1
+        for n in range(start, len(self.lines)):
+            if n > start and section is not None and re.match(r"^\s*\[", self.lines[n]):
+                break
+            if re.match(rf"^\s*{re.escape(key)}\s*=", self.lines[n]) or re.search(rf"[{{,]\s*{re.escape(key)}\s*=",
+                                                                               self.lines[n]):
+                return n + 1
+        return start + 1 if section is not None else None
+
+    def error(self, message: str, section: str | None = None, index: int = 0, key: str | None = None) -> InputError:
+        where = f"{section}[{index}]." if section else ""
+        return InputError(message, path=str(self.path), line=self.line(section, index, key),
+                          field=f"{where}{key}" if key else (section or None))
+
+
+def _table(value: Any, keys: set[str], at: _Locator, section: str, index: int) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise at.error("expected a table", section, index)
+    unknown = sorted(set(value) - keys)
+    if unknown:
+        raise at.error(f"unknown key (known: {', '.join(sorted(keys))})", section, index, unknown[0])
+    return value
+
+
+def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
+    from schedlab.workloads.convert import ConversionOptions
+
+    raw = _table(raw, WORKLOAD_KEYS, at, "workloads", index)
+    kinds = [k for k in WORKLOAD_KINDS if k in raw]
+    if len(kinds) != 1:
+        raise at.error(f"give exactly one of {', '.join(WORKLOAD_KINDS)}", "workloads", index)
+    kind = kinds[0]
+    name = str(raw.get("name", f"{kind}{index}"))
+    source = raw[kind]
+    if kind in ("file", "swf", "table"):
+        if not isinstance(source, str):
+            raise at.error("expected a file path", "workloads", index, kind)
+        path = (base / source).resolve()
+        if not path.is_file():
+            raise at.error(f"no such file: {path}", "workloads", index, kind)
+        source = str(path)
+    elif kind == "synthetic":
+        source = _table(source, SYNTHETIC_KEYS, at, "workloads", index)
+        for key in ("jobs", "resources"):
+            if not isinstance(source.get(key), int) or source[key] <= 0:
+                raise at.error("expected an integer > 0", "workloads", index, key)
+        if not isinstance(source.get("load", 0.9), int | float) or not source.get("load", 0.9) > 0:
+            raise at.error("expected a number > 0", "workloads", index, "load")
+    else:
+        source = _table(source, LUBLIN_KEYS, at, "workloads", index)
+        for key in ("nodes", "jobs"):
+            if not isinstance(source.get(key), int) or source[key] <= 0:
+                raise at.error("expected an integer > 0", "workloads", index, key)
+        if source.get("mode", "typed") not in ("typed", "typeless"):
+            raise at.error("expected typed or typeless", "workloads", index, "mode")
+    convert = raw.get("convert", {})
+    fields = set(ConversionOptions.__dataclass_fields__)
+    convert = _table(convert, fields, at, "workloads", index)
+    if convert and kind in ("file", "synthetic"):
+        raise at.error(f"a {kind} workload is used as it is (convert applies to swf, table and lublin)",
+                       "workloads", index, "convert")
+    try:
+        ConversionOptions(**convert).validate()
+    except (InputError, TypeError) as exc:
+        raise at.error(str(exc), "workloads", index, "convert") from None
+    windows = raw.get("windows")
+    if windows is not None:
+        if not (windows == "all" or (isinstance(windows, int) and windows > 0)):
+            raise at.error('expected a count > 0 or "all"', "workloads", index, "windows")
+        if "days" not in convert or kind not in ("swf", "table"):
+            raise at.error("windows split a trace (swf or table) into convert.days-long windows", "workloads",
+                           index, "windows")
+    return WorkloadSpec(name, kind, source, convert, windows)
+
+
+def _platform(raw: Any, at: _Locator, index: int, base: Path) -> PlatformSpec:
+    from schedlab.platforms import SHIPPED
+
+    raw = _table(raw, PLATFORM_KEYS, at, "platforms", index)
+    if "file" in raw:
+        path = (base / str(raw["file"])).resolve()
+        if not path.is_file():
+            raise at.error(f"no such file: {path}", "platforms", index, "file")
+        return PlatformSpec(str(raw.get("name", path.stem)), str(path))
+    if "resources" in raw:
+        if not isinstance(raw["resources"], int) or raw["resources"] <= 0:
+            raise at.error("expected an integer > 0", "platforms", index, "resources")
+        return PlatformSpec(str(raw.get("name", f"{raw['resources']}res")), None, raw["resources"])
+    name = raw.get("name")
+    if name not in SHIPPED:
+        raise at.error(f"give file, resources, or a shipped platform's name ({', '.join(SHIPPED)})", "platforms",
+                       index, "name")
+    return PlatformSpec(name)
+
+
+def _scheduler(raw: Any, at: _Locator, index: int) -> SchedulerSpec:
+    from schedlab.schedulers.base import create_scheduler
+
+    raw = _table(raw, SCHEDULER_KEYS, at, "schedulers", index)
+    name = raw.get("name")
+    if not isinstance(name, str):
+        raise at.error("expected a scheduler name", "schedulers", index, "name")
+    options = _table(raw.get("options", {}), set(raw.get("options", {})), at, "schedulers", index)
+    grid = {key: value if isinstance(value, list) else [value] for key, value in options.items()}
+    spec = SchedulerSpec(name, str(raw.get("label", name)), grid)
+    for combination in spec.combinations():  # every combination must make a scheduler
+        try:
+            create_scheduler(name, {k: str(v) if isinstance(v, bool | int | float) else v
+                                    for k, v in combination.items()})
+        except InputError as exc:
+            bad = next((k for k in combination if repr(k) in str(exc)), None)
+            raise at.error(str(exc), "schedulers", index, bad or "name") from None
+    return spec
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """Read and validate a campaign file; relative paths are relative to the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"line (\d+)", str(exc))
+        line = int(match.group(1)) if match else None
+        raise InputError(f"malformed TOML: {exc}", path=str(path), line=line) from None
+    at = _Locator(path, text)
+    unknown = sorted(set(doc) - TOP_KEYS)
+    if unknown:
+        raise at.error(f"unknown key (known: {', '.join(sorted(TOP_KEYS))})", key=unknown[0])
+    seeds = doc.get("seeds", [1])
+    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
+        raise at.error("expected a non-empty list of integers >= 0", key="seeds")
+    timing = doc.get("timing", "ideal")
+    if timing not in TIMINGS:
+        raise at.error(f"timing {timing!r} is not available (known: {', '.join(TIMINGS)})", key="timing")
+    metrics = doc.get("metrics")
+    if metrics is not None and not (isinstance(metrics, list) and all(isinstance(m, str) for m in metrics)):
+        raise at.error("expected a list of metric names", key="metrics")
+    base = path.parent
+    sections = {}
+    for section in ("workloads", "platforms", "schedulers"):
+        entries = doc.get(section)
+        if not isinstance(entries, list) or not entries:
+            raise at.error(f"at least one [[{section}]] table is needed", key=section)
+        sections[section] = entries
+    workloads = tuple(_workload(w, at, i, base) for i, w in enumerate(sections["workloads"]))
+    platforms = tuple(_platform(p, at, i, base) for i, p in enumerate(sections["platforms"]))
+    schedulers = tuple(_scheduler(s, at, i) for i, s in enumerate(sections["schedulers"]))
+    for section, specs, attribute in (("workloads", workloads, "name"), ("platforms", platforms, "name"),
+                                      ("schedulers", schedulers, "label")):
+        names = [getattr(s, attribute) for s in specs]
+        duplicate = next((n for n in names if names.count(n) > 1), None)
+        if duplicate is not None:
+            raise at.error(f"{attribute} {duplicate!r} is used twice", section, names.index(duplicate) + 1, attribute)
+    jitter, repetitions = None, 0
+    if "perturb" in doc:
+        perturb = _table(doc["perturb"], PERTURB_KEYS, at, "perturb", 0)
+        jitter = perturb.get("submit_jitter_s")
+        repetitions = perturb.get("repetitions", 5)
+        if not isinstance(jitter, int | float) or not jitter > 0:
+            raise at.error("expected a number of seconds > 0", "perturb", 0, "submit_jitter_s")
+        if not isinstance(repetitions, int) or repetitions < 1:
+            raise at.error("expected an integer >= 1", "perturb", 0, "repetitions")
+    return Campaign(path, str(doc.get("name", path.stem)), tuple(seeds), timing,
+                    tuple(metrics) if metrics else None, workloads, platforms, schedulers, jitter, repetitions)

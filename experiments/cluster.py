@@ -1,0 +1,50 @@
+"""Dask for campaigns that outgrow one machine.
+
+`--dask local` starts a LocalCluster of processes here; `--dask tcp://HOST:PORT` joins a running
+Dask scheduler; `--dask slurm` / `--dask pbs` start workers as batch jobs through dask-jobqueue,
+configured the dask way (`~/.config/dask/jobqueue.yaml`, or DASK_CONFIG pointing at a folder that
+holds one; see experiments/cluster/jobqueue.yaml). Workers need schedlab installed and the
+campaign's output folder on a shared file system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from schedlab.errors import InputError
+
+JOBQUEUE = {"slurm": "SLURMCluster", "pbs": "PBSCluster"}
+
+
+def jobqueue_cluster(kind: str):
+    """A dask-jobqueue cluster object from the dask configuration (no job is submitted yet)."""
+    try:
+        import dask_jobqueue
+    except ImportError:
+        raise InputError(f"--dask {kind} needs dask-jobqueue (pip install 'schedlab[cluster]')") from None
+    return getattr(dask_jobqueue, JOBQUEUE[kind])()
+
+
+def dask_client(target: str, workers: int) -> tuple[Any, list[Callable[[], None]]]:
+    """A distributed Client for `target` and the callables that close what was started."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError("--dask needs dask's distributed scheduler (pip install 'schedlab[dask]')") from None
+    if target == "local":
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+        return client, [client.close, cluster.close]
+    if target in JOBQUEUE:
+        cluster = jobqueue_cluster(target)
+        cluster.scale(jobs=workers)
+        client = Client(cluster)
+        return client, [client.close, cluster.close]
+    if not target.startswith(("tcp://", "tls://", "ucx://")):
+        raise InputError(f"--dask {target!r}: expected local, slurm, pbs or a scheduler address (tcp://HOST:PORT)")
+    try:
+        client = Client(target, timeout="10s")
+    except OSError as exc:
+        raise InputError(f"--dask {target}: cannot reach the Dask scheduler: {exc}") from None
+    return client, [client.close]

@@ -1,0 +1,220 @@
+"""A campaign's inputs made concrete, and its runs.
+
+Each workload instance (a trace window, a generated workload for one seed, a file) is written once
+as Batsim JSON under DIR/workloads/, named by the hash of what made it, and reused on later runs of
+the campaign; platforms likewise under DIR/platforms/. A run is then plain data: paths, names,
+options, seed, jitter; its id hashes the content of its inputs with everything else that decides
+its result, and the schedlab version.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from schedlab import __version__
+from schedlab.errors import InputError
+from schedlab.experiments.campaign import Campaign, WorkloadSpec, canonical_hash, sha256_file
+
+
+@dataclass(frozen=True)
+class Input:
+    """A concrete workload or platform file and the hash of its content."""
+
+    name: str
+    path: str
+    sha256: str
+    window: int | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    campaign: str
+    workload: str
+    window: int | None
+    workload_path: str
+    platform: str
+    platform_path: str
+    scheduler: str  # label
+    scheduler_name: str
+    options: dict[str, Any]
+    seed: int | None
+    jitter_s: float | None
+    repetition: int | None  # None: unperturbed; 0..R-1: jittered copies
+    timing: str
+    metrics: tuple[str, ...] | None
+
+    @property
+    def key(self) -> str:
+        """A readable, version-independent name of the run (expected-results files use it)."""
+        options = ",".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+        parts = [self.workload if self.window is None else f"{self.workload}#{self.window}", self.platform,
+                 f"{self.scheduler}({options})" if options else self.scheduler]
+        if self.seed is not None:
+            parts.append(f"seed={self.seed}")
+        if self.repetition is not None:
+            parts.append(f"jitter={self.jitter_s:g}#{self.repetition}")
+        return " | ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _cached(directory: Path, recipe: dict[str, Any], write) -> Input:
+    """The file made by `write(path)` for `recipe`, made once: named by the recipe's hash."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{canonical_hash(recipe)[:20]}.json"
+    digest = path.with_suffix(".sha256")
+    if not (path.is_file() and digest.is_file()):
+        write(path)
+        digest.write_text(sha256_file(path) + "\n")
+    return Input(recipe["name"], str(path), digest.read_text().strip(), recipe.get("window"), recipe.get("seed"))
+
+
+def _file_recipe(path: str) -> dict[str, Any]:
+    return {"file_sha256": sha256_file(Path(path))}
+
+
+def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path) -> list[Input]:
+    from schedlab.workloads.convert import ConversionOptions, convert_columns, start_offset
+
+    if spec.kind == "file":
+        return [Input(spec.name, spec.source, sha256_file(Path(spec.source)))]
+    base = {"name": spec.name, "kind": spec.kind, "convert": spec.convert, "version": __version__}
+    if spec.kind == "synthetic":
+        from schedlab.workloads.synthetic import SyntheticSpec, write_generated
+
+        inputs = []
+        for seed in seeds:
+            generator = SyntheticSpec(nb_jobs=spec.source["jobs"], nb_resources=spec.source["resources"], seed=seed,
+                                      load=float(spec.source.get("load", 0.9)))
+            inputs.append(_cached(directory, {**base, "generator": spec.source, "seed": seed},
+                                  lambda path, g=generator: write_generated(path, g)))
+        return inputs
+    if spec.kind == "lublin":
+        from schedlab.workloads.lublin import generate, to_trace_jobs
+
+        options = ConversionOptions(**{"missing_walltime": spec.source.get("missing_walltime", "none"),
+                                       **spec.convert})
+        inputs = []
+        for seed in seeds:
+            def write(path, seed=seed):
+                mode = spec.source.get("mode", "typed")
+                jobs = generate(nodes=spec.source["nodes"], nb_jobs=spec.source["jobs"], seed=seed,
+                                typed=mode == "typed")
+                trace = to_trace_jobs(jobs, nodes=spec.source["nodes"], seed=seed, mode=mode)
+                convert_columns(trace, options, description=jobs.header["Note"])[0].write(str(path))
+            inputs.append(_cached(directory, {**base, "generator": spec.source, "seed": seed}, write))
+        return inputs
+    # a trace: read it once, convert the whole selection or each window
+    recipe = {**base, **_file_recipe(spec.source)}
+    trace = None
+
+    def read():
+        nonlocal trace
+        if trace is None:
+            if spec.kind == "swf":
+                from schedlab.workloads.swf import read_swf, to_trace_jobs
+                trace = to_trace_jobs(read_swf(spec.source))
+            else:
+                from schedlab.workloads.slurm import to_trace_jobs
+                trace = to_trace_jobs(spec.source)
+        return trace
+
+    def options_for(convert: dict[str, Any]) -> ConversionOptions:
+        options = ConversionOptions(**convert)
+        if options.platform_size is None and spec.kind == "swf" and read().max_procs:
+            options = replace(options, platform_size=read().max_procs)
+        return options
+
+    if spec.windows is None:
+        return [_cached(directory, recipe, lambda path: convert_columns(read(), options_for(spec.convert))[0]
+                        .write(str(path)))]
+    # windows: the list of non-empty windows is remembered too, so a later plan reads no trace
+    manifest = directory / f"{canonical_hash({**recipe, 'windows': spec.windows})[:20]}.windows.json"
+    if manifest.is_file():
+        return [Input(**entry) for entry in json.loads(manifest.read_text())]
+    import numpy as np
+
+    submits = read().submit_s[np.isfinite(read().submit_s)]
+    first = start_offset(ConversionOptions(**spec.convert), read())
+    origin = float(submits.min()) if first is None else first
+    days_s = float(spec.convert["days"]) * 86400.0
+    count = spec.windows if isinstance(spec.windows, int) else int((float(submits.max()) - origin) // days_s) + 1
+    inputs = []
+    for window in range(count):
+        convert = {**spec.convert, "start": repr(origin + window * days_s)}
+        try:
+            inputs.append(_cached(directory, {**recipe, "window": window},
+                                  lambda path, c=convert: convert_columns(read(), options_for(c))[0].write(str(path))))
+        except InputError as exc:
+            if "no job kept" not in str(exc):
+                raise  # an empty window is skipped; anything else is an error
+    if not inputs:
+        raise InputError(f"workload {spec.name!r}: no window holds a job", path=spec.source)
+    manifest.write_text(json.dumps([asdict(i) for i in inputs]))
+    return inputs
+
+
+def platform_input(spec, directory: Path) -> Input:
+    from schedlab.platforms import platform_path
+    from schedlab.platforms.generate import cluster_xml
+
+    if spec.file is not None:
+        return Input(spec.name, spec.file, sha256_file(Path(spec.file)))
+    if spec.resources is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"cluster{spec.resources}.xml"
+        if not path.is_file():
+            path.write_text(cluster_xml(spec.resources), encoding="utf-8")
+        return Input(spec.name, str(path), sha256_file(path))
+    path = platform_path(spec.name)
+    return Input(spec.name, str(path), sha256_file(path))
+
+
+def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
+    """Every run of the campaign, in a stable order; inputs are made under `out_dir` as needed."""
+    workloads = [(spec, workload_inputs(spec, campaign.seeds, out_dir / "workloads")) for spec in campaign.workloads]
+    platforms = [platform_input(spec, out_dir / "platforms") for spec in campaign.platforms]
+    runs = []
+    for spec, instances in workloads:
+        for instance in instances:
+            # (seed, repetition) pairs: a generated workload has its seed; a fixed one runs once
+            # unjittered (seed None), and its jittered copies use the campaign's seeds
+            repetitions = range(campaign.repetitions)
+            if spec.seeded:
+                variants = [(instance.seed, None)] + [(instance.seed, r) for r in repetitions]
+            else:
+                variants = [(None, None)] + [(seed, r) for seed in campaign.seeds for r in repetitions]
+            for platform in platforms:
+                for scheduler in campaign.schedulers:
+                    for options in scheduler.combinations():
+                        for seed, repetition in variants:
+                            jitter = campaign.jitter_s if repetition is not None else None
+                            identity = {"workload": instance.sha256, "platform": platform.sha256,
+                                        "scheduler": scheduler.name, "options": options, "seed": seed,
+                                        "jitter_s": jitter, "repetition": repetition,
+                                        "timing": campaign.timing, "version": __version__}
+                            runs.append(Run(canonical_hash(identity)[:16], campaign.name, spec.name,
+                                            instance.window, instance.path, platform.name, platform.path,
+                                            scheduler.label, scheduler.name, options, seed, jitter,
+                                            repetition, campaign.timing, campaign.metrics))
+    seen: dict[str, Run] = {}
+    for run in runs:
+        if run.id in seen:
+            raise InputError(f"runs {seen[run.id].key!r} and {run.key!r} are the same run (identical inputs)",
+                             path=str(campaign.path))
+        seen[run.id] = run
+    return runs
+
+
+def describe(runs: list[Run]) -> str:
+    lines = [f"{len(runs)} runs"]
+    lines += [f"  {run.id}  {run.key}" for run in runs]
+    return "\n".join(lines)
+
+

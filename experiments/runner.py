@@ -1,0 +1,207 @@
+"""Running a campaign: each run in a worker (a local process pool by default, or Dask), its outputs
+in DIR/runs/ID/, one row per run in DIR/results.parquet.
+
+A run's directory appears only when the run is over (written under a temporary name, then renamed),
+so an interrupted campaign resumes by skipping the runs whose summary says complete. Workers receive
+plain data (paths, names, options) and cache what they load, so a worker reads each workload once,
+however many runs use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform as host
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from schedlab import __version__
+
+WAIT_SHARES_S = {"1min": 60.0, "10min": 600.0, "1h": 3600.0, "6h": 21600.0}
+
+
+@lru_cache(maxsize=8)
+def _workload(path: str):
+    from schedlab.workload import load_workload
+
+    return load_workload(path)
+
+
+@lru_cache(maxsize=8)
+def _platform(path: str):
+    from schedlab.platform import load_platform
+
+    return load_platform(path)
+
+
+def jittered(workload, jitter_s: float, seed: int | None, repetition: int):
+    """The workload with every submit time shifted by U[0, jitter_s), seeded by (seed, repetition)."""
+    import numpy as np
+
+    rng = np.random.default_rng([seed or 0, repetition, 0x5EED])
+    shifts = rng.uniform(0.0, jitter_s, len(workload.jobs))
+    jobs = sorted((replace(job, submit_time_s=job.submit_time_s + float(shift))
+                   for job, shift in zip(workload.jobs, shifts, strict=True)), key=lambda j: (j.submit_time_s, j.id))
+    return replace(workload, jobs=tuple(jobs))
+
+
+def option_values(options: dict[str, Any]) -> dict[str, Any]:
+    """Campaign option values as the command line would give them (schedulers coerce strings)."""
+    return {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
+
+
+def run_info(run: dict[str, Any]) -> dict[str, Any]:
+    keys = ("id", "campaign", "workload", "window", "platform", "scheduler", "seed", "jitter_s", "repetition",
+            "timing")
+    return {"run": {k: run[k] for k in keys}, "scheduler": run["scheduler_name"], "options": run["options"],
+            "workload": {"path": run["workload_path"]}, "platform": {"path": run["platform_path"]}}
+
+
+def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
+    """Run one simulation (in a worker); returns its results row. Never raises for a failed run."""
+    from schedlab.run import simulate
+    from schedlab.schedulers.base import create_scheduler
+
+    final = Path(runs_dir) / run["id"]
+    temporary = Path(runs_dir) / f".{run['id']}.{os.getpid()}.part"
+    shutil.rmtree(temporary, ignore_errors=True)
+    t0 = time.perf_counter()
+    try:
+        platform = _platform(run["platform_path"])
+        workload = _workload(run["workload_path"])
+        if run["repetition"] is not None:
+            workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
+        scheduler = create_scheduler(run["scheduler_name"], option_values(run["options"]))
+        result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
+        extra = wait_shares(result.engine)
+        summary_path = temporary / "summary.json"
+        summary = json.loads(summary_path.read_text())
+        summary["metrics"].update(extra)
+        summary["timing"]["wall_time_s"] = time.perf_counter() - t0
+        summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    except Exception as exc:  # a failed run is recorded, the campaign goes on
+        temporary.mkdir(parents=True, exist_ok=True)
+        error = f"{type(exc).__name__}: {exc}" if not hasattr(exc, "path") else str(exc)
+        summary = {"complete": False, "error": error, **run_info(run), "metrics": {},
+                   "timing": {"wall_time_s": time.perf_counter() - t0}, "schedlab_version": __version__}
+        (temporary / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(temporary, final)
+    return row(run, summary)
+
+
+def wait_shares(engine) -> dict[str, Any]:
+    """Shares of the jobs that ran whose wait was under 1 min, 10 min, 1 h, 6 h; jobs waiting > 1 day."""
+    waits = [r.start_s - r.job.submit_time_s for r in engine.records.values() if r.start_s is not None]
+    shares = {f"share_wait_lt_{name}": (sum(w < limit for w in waits) / len(waits) if waits else None)
+              for name, limit in WAIT_SHARES_S.items()}
+    return {**shares, "nb_wait_gt_1day": sum(w > 86400.0 for w in waits)}
+
+
+def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """One line of results.parquet: identity, options, versions, metrics, timing."""
+    metrics = {k: v for k, v in summary.get("metrics", {}).items() if not isinstance(v, dict)}
+    if run["metrics"]:
+        metrics = {k: v for k, v in metrics.items() if k in run["metrics"]}
+    states = summary.get("metrics", {}).get("jobs_per_state") or {}
+    timing = summary.get("timing", {})
+    return {
+        "run_id": run["id"], "campaign": run["campaign"], "workload": run["workload"], "window": run["window"],
+        "platform": run["platform"], "scheduler": run["scheduler"], "scheduler_name": run["scheduler_name"],
+        "options": json.dumps(run["options"], sort_keys=True),
+        **{f"opt_{k}": str(v) for k, v in run["options"].items()},
+        "seed": run["seed"], "jitter_s": run["jitter_s"], "repetition": run["repetition"], "timing": run["timing"],
+        "complete": bool(summary.get("complete")), "error": summary.get("error"),
+        **metrics, "jobs_per_state": json.dumps(states, sort_keys=True),
+        "scheduling_time_s": timing.get("scheduling_time_s"), "simulation_time_s": timing.get("simulation_time_s"),
+        "wall_time_s": timing.get("wall_time_s"),
+        "schedlab_version": summary.get("schedlab_version", __version__), "python": host.python_version(),
+    }
+
+
+def finished_row(run: dict[str, Any], runs_dir: Path) -> dict[str, Any] | None:
+    """The row of a run already done (its summary says complete), else None."""
+    path = runs_dir / run["id"] / "summary.json"
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return row(run, summary) if summary.get("complete") else None
+
+
+def _executor(workers: int, dask: str | None):
+    """(submit(fn, *args) -> future, as_completed, close) for a process pool or a Dask cluster."""
+    if dask is None:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        pool = ProcessPoolExecutor(max_workers=workers)
+        return pool.submit, as_completed, lambda: pool.shutdown(wait=False, cancel_futures=True)
+    from schedlab.experiments.cluster import dask_client
+
+    client, closers = dask_client(dask, workers)
+    from distributed import as_completed
+
+    def close() -> None:
+        for closer in closers:
+            closer()
+
+    return (lambda fn, *args: client.submit(fn, *args, pure=False)), as_completed, close
+
+
+def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Run what is not finished yet; returns every run's row (finished earlier or now), in plan order."""
+    runs_dir = out_dir / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    plain = [run.to_dict() for run in runs]
+    rows: dict[str, dict[str, Any]] = {}
+    todo = []
+    for run in plain:
+        done = finished_row(run, runs_dir)
+        if done is None:
+            todo.append(run)
+        else:
+            rows[run["id"]] = done
+    if progress is not None:
+        progress(len(rows), len(plain))
+    if todo:
+        if workers == 1 and dask is None:  # in this process: no pool to start
+            for run in todo:
+                rows[run["id"]] = execute_run(run, str(runs_dir))
+                if progress is not None:
+                    progress(len(rows), len(plain))
+        else:
+            submit, as_completed, close = _executor(workers, dask)
+            try:
+                futures = [submit(execute_run, run, str(runs_dir)) for run in todo]
+                for future in as_completed(futures):
+                    result = future.result()
+                    rows[result["run_id"]] = result
+                    if progress is not None:
+                        progress(len(rows), len(plain))
+            finally:
+                close()
+    ordered = [rows[run["id"]] for run in plain]
+    write_results(ordered, out_dir / "results.parquet")
+    return ordered
+
+
+def write_results(rows: Iterable[dict[str, Any]], path: Path) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows))
+    temporary = path.with_suffix(".parquet.part")
+    frame.to_parquet(temporary, index=False)
+    os.replace(temporary, path)
+
+
+def versions() -> dict[str, str]:
+    import numpy
+
+    return {"schedlab": __version__, "python": sys.version.split()[0], "numpy": numpy.__version__}

@@ -1,0 +1,150 @@
+"""`schedlab experiment plan|run|check` and `schedlab report`: campaigns from TOML files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from schedlab.cli import EXIT_FAILURE
+from schedlab.errors import InputError
+from schedlab.paths import atomic_write, check_output_dir
+
+#: What `experiment check` compares, per run: the deterministic part of summary.json.
+CHECKED_FIELDS = ("complete", "metrics")
+
+
+def _campaign_and_runs(args: argparse.Namespace):
+    from schedlab.experiments.campaign import load_campaign
+    from schedlab.experiments.plan import expand
+
+    campaign = load_campaign(args.campaign)
+    out = check_output_dir(args.output or Path("out") / campaign.name)
+    return campaign, expand(campaign, out), out
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from schedlab.experiments.plan import describe
+
+    campaign, runs, out = _campaign_and_runs(args)
+    print(f"campaign {campaign.name!r} ({args.campaign}), inputs in {out}")
+    print(describe(runs))
+    return 0
+
+
+def _run(args: argparse.Namespace, campaign, runs, out: Path) -> list[dict[str, Any]]:
+    from schedlab.experiments.runner import run_campaign
+
+    if args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    bar = None
+    if sys.stderr.isatty():  # a bar with ETA on a terminal; logs get the final line only
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(runs), unit="run", desc=f"campaign {campaign.name}", file=sys.stderr, smoothing=0.1)
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.update(done - bar.n)
+
+    try:
+        return run_campaign(runs, out, workers=args.workers, dask=args.dask, progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    campaign, runs, out = _campaign_and_runs(args)
+    rows = _run(args, campaign, runs, out)
+    failed = [r for r in rows if not r["complete"]]
+    print(f"campaign {campaign.name!r}: {len(rows) - len(failed)} of {len(rows)} runs complete -> "
+          f"{out / 'results.parquet'}")
+    if failed:
+        print(f"schedlab: error: {len(failed)} run(s) failed (first: {failed[0]['run_id']}: {failed[0]['error']})",
+              file=sys.stderr)
+        return EXIT_FAILURE
+    return 0
+
+
+def expected_entries(runs, out: Path) -> dict[str, Any]:
+    entries = {}
+    for run in runs:
+        summary = json.loads((out / "runs" / run.id / "summary.json").read_text())
+        entries[run.key] = {name: summary.get(name) for name in CHECKED_FIELDS}
+    return entries
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    campaign, runs, out = _campaign_and_runs(args)
+    expected_path = Path(args.expected or Path(args.campaign).parent / "expected" / f"{Path(args.campaign).stem}.json")
+    if not args.update and not expected_path.is_file():
+        raise InputError("no expected results (run with --update to record them)", path=str(expected_path))
+    _run(args, campaign, runs, out)
+    got = expected_entries(runs, out)
+    if args.update:
+        with atomic_write(expected_path) as handle:
+            handle.write(json.dumps({"campaign": campaign.name, "fields": list(CHECKED_FIELDS), "runs": got},
+                                    indent=1, sort_keys=True) + "\n")
+        print(f"{len(got)} runs recorded -> {expected_path}")
+        return 0
+    expected = json.loads(expected_path.read_text())["runs"]
+    problems = [f"missing run: {key}" for key in expected if key not in got]
+    problems += [f"unexpected run: {key}" for key in got if key not in expected]
+    for key in sorted(set(got) & set(expected)):
+        for field in CHECKED_FIELDS:
+            mine, theirs = got[key].get(field), expected[key].get(field)
+            if mine != theirs:
+                if isinstance(mine, dict) and isinstance(theirs, dict):
+                    diffs = [f"{k}: {theirs.get(k)!r} -> {mine.get(k)!r}" for k in sorted(set(mine) | set(theirs))
+                             if mine.get(k) != theirs.get(k)]
+                    problems.append(f"{key}: {field}: " + "; ".join(diffs))
+                else:
+                    problems.append(f"{key}: {field}: {theirs!r} -> {mine!r}")
+    if problems:
+        for problem in problems[:20]:
+            print(f"  {problem}", file=sys.stderr)
+        print(f"schedlab: error: {len(problems)} difference(s) from {expected_path} (a change that moves a figure "
+              "updates it with --update and says why in CHANGELOG.md)", file=sys.stderr)
+        return EXIT_FAILURE
+    print(f"campaign {campaign.name!r}: {len(got)} runs equal {expected_path}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from schedlab.experiments.report import make_report
+
+    results = Path(args.results) / "results.parquet"
+    if not results.is_file():
+        raise InputError("no results.parquet here (run `schedlab experiment run` first)", path=args.results)
+    out = check_output_dir(args.output)
+    paths = make_report(Path(args.results), out, gantt_run=args.gantt)
+    print(f"report -> {paths['markdown']}, {paths['html']} ({len(paths['plots'])} plots)")
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("experiment", help="campaigns: grids of workloads x platforms x schedulers x options x seeds")
+    esub = p.add_subparsers(dest="experiment_command", required=True)
+    for name, func, text in (("plan", cmd_plan, "print the runs a campaign file expands to"),
+                             ("run", cmd_run, "run a campaign (resumable: finished runs are skipped)"),
+                             ("check", cmd_check, "re-run a campaign and compare with its expected results")):
+        g = esub.add_parser(name, help=text)
+        g.add_argument("campaign", help="campaign file (TOML)")
+        g.add_argument("--output", "-o", help="results directory (default: out/CAMPAIGN_NAME)")
+        if name != "plan":
+            g.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
+            g.add_argument("--dask", metavar="TARGET",
+                           help="run on Dask: local (a LocalCluster of --workers processes), slurm or pbs "
+                                "(dask-jobqueue, from the dask configuration), or a scheduler address")
+        if name == "check":
+            g.add_argument("--expected", help="expected results (default: expected/NAME.json beside the campaign)")
+            g.add_argument("--update", action="store_true", help="record the results as the expected ones")
+        g.set_defaults(func=func)
+    p = sub.add_parser("report", help="Markdown + HTML report with plots of a campaign's results")
+    p.add_argument("results", help="a campaign's results directory (holding results.parquet)")
+    p.add_argument("--output", "-o", required=True, help="report directory")
+    p.add_argument("--gantt", metavar="RUN_ID", help="run to draw as a Gantt chart (default: the first)")
+    p.set_defaults(func=cmd_report)
