@@ -36,6 +36,7 @@ class Run:
     campaign: str
     workload: str
     window: int | None
+    instance: str  # the workload instance: name, #window, @seed of a generated one
     workload_path: str
     platform: str
     platform_path: str
@@ -186,6 +187,8 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
             # (seed, repetition) pairs: a generated workload has its seed; a fixed one runs once
             # unjittered (seed None), and its jittered copies use the campaign's seeds
             repetitions = range(campaign.repetitions)
+            instance_name = spec.name + ("" if instance.window is None else f"#{instance.window}") + \
+                ("" if instance.seed is None else f"@{instance.seed}")
             if spec.seeded:
                 variants = [(instance.seed, None)] + [(instance.seed, r) for r in repetitions]
             else:
@@ -200,7 +203,8 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
                                         "jitter_s": jitter, "repetition": repetition,
                                         "timing": campaign.timing, "version": __version__}
                             runs.append(Run(canonical_hash(identity)[:16], campaign.name, spec.name,
-                                            instance.window, instance.path, platform.name, platform.path,
+                                            instance.window, instance_name, instance.path, platform.name,
+                                            platform.path,
                                             scheduler.label, scheduler.name, options, seed, jitter,
                                             repetition, campaign.timing, campaign.metrics))
     seen: dict[str, Run] = {}

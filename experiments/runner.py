@@ -57,8 +57,8 @@ def option_values(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_info(run: dict[str, Any]) -> dict[str, Any]:
-    keys = ("id", "campaign", "workload", "window", "platform", "scheduler", "seed", "jitter_s", "repetition",
-            "timing")
+    keys = ("id", "campaign", "workload", "window", "instance", "platform", "scheduler", "seed", "jitter_s",
+            "repetition", "timing")
     return {"run": {k: run[k] for k in keys}, "scheduler": run["scheduler_name"], "options": run["options"],
             "workload": {"path": run["workload_path"]}, "platform": {"path": run["platform_path"]}}
 
@@ -113,6 +113,7 @@ def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
     timing = summary.get("timing", {})
     return {
         "run_id": run["id"], "campaign": run["campaign"], "workload": run["workload"], "window": run["window"],
+        "instance": run["instance"],
         "platform": run["platform"], "scheduler": run["scheduler"], "scheduler_name": run["scheduler_name"],
         "options": json.dumps(run["options"], sort_keys=True),
         **{f"opt_{k}": str(v) for k, v in run["options"].items()},

@@ -1,0 +1,316 @@
+"""Reports of campaign results: Markdown and a self-contained HTML page with the tables and plots
+people expect (box plots of AVGbsld, waiting-time shares, metric-vs-option curves, a Gantt chart and
+a utilisation curve of one run, and the perturbation arm's spread)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+SUMMARY_METRICS = {  # column -> heading with unit
+    "mean_waiting_time_s": "mean wait (s)", "max_waiting_time_s": "max wait (s)",
+    "mean_bounded_slowdown": "mean bsld (tau 10 s)", "mean_slowdown": "mean slowdown",
+    "utilisation": "utilisation", "makespan_s": "makespan (s)", "scheduling_time_s": "scheduling time (s)",
+}
+SHARES = {"share_wait_lt_1min": "< 1 min", "share_wait_lt_10min": "< 10 min", "share_wait_lt_1h": "< 1 h",
+          "share_wait_lt_6h": "< 6 h"}
+
+
+def configuration(frame: pd.DataFrame) -> pd.Series:
+    """A readable name per scheduler configuration: label and the options that vary."""
+    varying = [c for c in frame.columns if c.startswith("opt_") and frame[c].nunique(dropna=True) > 1]
+    names = frame["scheduler"].astype(str)
+    for column in varying:
+        names = names + np.where(frame[column].notna(), f" {column[4:]}=" + frame[column].astype(str), "")
+    return names
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *rows])
+
+
+def html_table(frame: pd.DataFrame) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>"
+                   for row in frame.itertuples(index=False))
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Median over seeds and windows of the unperturbed runs, per workload, platform, configuration."""
+    base = frame[frame["repetition"].isna() & frame["complete"]]
+    metrics = [m for m in SUMMARY_METRICS if m in base.columns]
+    table = (base.groupby(["workload", "platform", "configuration"], sort=True)
+             .agg(runs=("run_id", "count"), **{SUMMARY_METRICS[m]: (m, "median") for m in metrics})
+             .reset_index())
+    return table
+
+
+def perturbation_table(frame: pd.DataFrame, metric: str = "mean_bounded_slowdown") -> pd.DataFrame | None:
+    """Per configuration: the unperturbed value and the median and range over jittered repetitions
+    per workload instance (a window, a generated workload's seed), then the median over instances of
+    each. A difference between two configurations smaller than these ranges is within the noise of
+    millisecond event shifts."""
+    jittered = frame[frame["repetition"].notna() & frame["complete"]]
+    if jittered.empty:
+        return None
+    keys = ["workload", "instance", "platform", "configuration"]
+    spread = (jittered.groupby(keys, dropna=False)[metric].agg(["median", "min", "max"]).reset_index())
+    spread["range %"] = 100.0 * (spread["max"] - spread["min"]) / spread["median"].where(spread["median"] != 0)
+    base = frame[frame["repetition"].isna()].groupby(keys, dropna=False)[metric].median().rename("unperturbed")
+    spread = spread.join(base, on=keys)
+    table = (spread.groupby(["workload", "platform", "configuration"])
+             .agg(unperturbed=("unperturbed", "median"), jitter_median=("median", "median"),
+                  jitter_min=("min", "median"), jitter_max=("max", "median"), range_pct=("range %", "max"))
+             .reset_index())
+    verdicts = []
+    for (_, _), group in table.groupby(["workload", "platform"]):
+        ordered = group.dropna(subset=["jitter_median"]).sort_values("jitter_median")
+        for position, (index, entry) in enumerate(ordered.iterrows()):
+            if position == 0:
+                verdicts.append((index, "best"))
+                continue
+            best = ordered.iloc[0]
+            overlap = entry["jitter_min"] <= best["jitter_max"]
+            verdicts.append((index, "within noise of best" if overlap else "worse than best beyond noise"))
+    table["vs best"] = pd.Series(dict(verdicts)).reindex(table.index).fillna("-")
+    return table.rename(columns={"range_pct": "max range %"})
+
+
+# ---------------------------------------------------------------------------------------------- plots
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+    return path
+
+
+def _panels(data: pd.DataFrame, width: float, height: float):
+    """One panel per (workload, platform): rows are workloads, columns platforms."""
+    workloads, platforms = sorted(data["workload"].unique()), sorted(data["platform"].unique())
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(workloads), len(platforms), squeeze=False,
+                             figsize=(max(width * len(platforms), 7.0), height * len(workloads) + 0.6))
+    panels = []
+    for i, workload in enumerate(workloads):
+        for j, platform in enumerate(platforms):
+            axes[i][j].set_title(f"{workload} on {platform}", fontsize=10)
+            panels.append((axes[i][j], data[(data["workload"] == workload) & (data["platform"] == platform)]))
+    return fig, panels
+
+
+def plot_bsld_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
+    """AVGbsld per configuration, one panel per workload and platform: each box holds the seeds,
+    windows and jittered repetitions of one configuration."""
+    data = frame[frame["complete"] & frame["mean_bounded_slowdown"].notna()]
+    if data.empty:
+        return None
+    fig, panels = _panels(data, 4.6, 3.6)
+    for axis, part in panels:
+        names = sorted(part["configuration"].unique())
+        values = [part.loc[part["configuration"] == n, "mean_bounded_slowdown"].to_numpy() for n in names]
+        if not names:
+            axis.set_axis_off()
+            continue
+        axis.boxplot(values, tick_labels=names, showmeans=True)
+        axis.set_ylabel("mean bounded slowdown")
+        low, high = min(v.min() for v in values), max(v.max() for v in values)
+        if high / max(low, 1e-9) > 20:
+            axis.set_yscale("log")
+        for position, value in enumerate(values, start=1):  # the median, readable when boxes are close
+            median = float(np.median(value))
+            axis.annotate(f"{median:,.0f}" if median >= 100 else f"{median:.3g}", (position, median),
+                          textcoords="offset points", xytext=(12, 3), fontsize=7, color="#a04000")
+        axis.tick_params(axis="x", rotation=25, labelsize=8)
+        for label in axis.get_xticklabels():
+            label.set_horizontalalignment("right")
+    fig.suptitle("AVGbsld (tau 10 s) per scheduler configuration\n(box: seeds, windows, jittered repetitions; "
+                 "triangle: mean; number: median)", fontsize=9)
+    return _save(fig, path)
+
+
+def plot_wait_shares(frame: pd.DataFrame, path: Path) -> Path | None:
+    data = frame[frame["complete"] & frame["repetition"].isna()]
+    if data.empty or "share_wait_lt_1min" not in data:
+        return None
+    fig, panels = _panels(data, 5.2, 3.6)
+    for axis, part in panels:
+        shares = part.groupby("configuration")[list(SHARES)].median()
+        if shares.empty:
+            axis.set_axis_off()
+            continue
+        width = 0.8 / len(shares.index)
+        x = np.arange(len(SHARES))
+        for k, (name, row) in enumerate(shares.iterrows()):
+            bars = axis.bar(x + k * width - 0.4 + width / 2, 100 * row.to_numpy(), width, label=name)
+            axis.bar_label(bars, fmt="%.0f", fontsize=6, padding=1)
+        axis.set_xticks(x, [f"wait {label}" for label in SHARES.values()], fontsize=8)
+        axis.set_ylim(0, 112)
+        axis.set_ylabel("jobs (%)")
+        handles, labels = axis.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8)
+    fig.suptitle("Share of jobs by waiting time (median over seeds and windows)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+    return path
+
+
+def plot_option_curves(frame: pd.DataFrame, path: Path) -> Path | None:
+    """Metric vs option, for options taking three numeric values or more (e.g. an alpha0 sweep)."""
+    data = frame[frame["complete"] & frame["repetition"].isna()]
+    curves = []
+    for column in (c for c in data.columns if c.startswith("opt_")):
+        values = pd.to_numeric(data[column], errors="coerce")
+        if values.notna().sum() and values.nunique() >= 3:
+            curves.append((column, values))
+    if not curves:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(curves), figsize=(5.0 * len(curves), 4.0), squeeze=False)
+    for axis, (column, values) in zip(axes[0], curves, strict=True):
+        part = data.assign(_x=values).dropna(subset=["_x"])
+        for (workload, scheduler), group in part.groupby(["workload", "scheduler"]):
+            curve = group.groupby("_x")["mean_bounded_slowdown"].agg(["median", "min", "max"])
+            axis.plot(curve.index, curve["median"], marker="o", label=f"{scheduler} on {workload}")
+            axis.fill_between(curve.index, curve["min"], curve["max"], alpha=0.2)
+        axis.set_xlabel(column[4:])
+        axis.set_ylabel("mean bounded slowdown (median, range)")
+        axis.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def plot_gantt(run_dir: Path, path: Path, nb_resources: int) -> Path | None:
+    """The chosen run's schedule (one bar per job and resource interval) and utilisation over time."""
+    from procset import ProcSet
+
+    jobs = pd.read_csv(run_dir / "jobs.csv", dtype={"allocated_resources": str})
+    jobs = jobs[jobs["final_state"] != "REJECTED"]
+    if jobs.empty:
+        return None
+    plt = _pyplot()
+    fig, (gantt, usage) = plt.subplots(2, 1, figsize=(10, 6.2), sharex=True, height_ratios=(3, 1.2))
+    colours = plt.get_cmap("tab20")
+    for number, job in enumerate(jobs.itertuples(index=False)):
+        for interval in ProcSet.from_str(job.allocated_resources).intervals():
+            gantt.broken_barh([(job.starting_time, job.execution_time)],
+                              (interval.inf, interval.sup - interval.inf + 1),
+                              facecolors=colours(number % 20), edgecolors="black", linewidth=0.2)
+    gantt.set_ylim(0, nb_resources)
+    gantt.set_ylabel("resource id")
+    gantt.set_title(f"Gantt chart of run {run_dir.name} ({len(jobs)} jobs)")
+    sizes = jobs["requested_number_of_resources"]
+    events = sorted([*zip(jobs["starting_time"], sizes, strict=True), *zip(jobs["finish_time"], -sizes, strict=True)])
+    times, busy, level = [], [], 0
+    for time, delta in events:
+        level += delta
+        times.append(time)
+        busy.append(100.0 * level / nb_resources)
+    usage.step(times, busy, where="post")
+    usage.set_ylim(0, 105)
+    usage.set_ylabel("resources busy (%)")
+    usage.set_xlabel("simulated time (s)")
+    return _save(fig, path)
+
+
+def _image_html(path: Path, alt: str) -> str:
+    data = base64.b64encode(path.read_bytes()).decode()
+    return f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"><figcaption>' \
+           f"{html.escape(alt)}</figcaption></figure>"
+
+
+CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}th,td{border:1px solid #bbb;padding:3px 7px;
+text-align:right}th{background:#eee}td:first-child,td:nth-child(2),td:nth-child(3){text-align:left}
+img{max-width:100%;border:1px solid #ddd}figcaption{font-size:12px;color:#555}"""
+
+
+def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -> dict[str, Any]:
+    """Write report.md, report.html (self-contained) and the PNGs into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    frame = pd.read_parquet(results_dir / "results.parquet")
+    frame["configuration"] = configuration(frame)
+    campaign = ", ".join(sorted(frame["campaign"].unique()))
+    complete = frame["complete"]
+    sections: list[tuple[str, str, Any]] = []  # (title, text, table or image path)
+    sections.append(("Runs", f"{int(complete.sum())} of {len(frame)} runs complete; versions: schedlab "
+                     f"{', '.join(sorted(frame['schedlab_version'].unique()))}.", None))
+    if (~complete).any():
+        failed = frame.loc[~complete, ["run_id", "workload", "configuration", "error"]]
+        sections.append(("Failed runs", "Each recorded with its error; the others went on.", failed))
+    sections.append(("Summary", "Median over seeds and windows of the unperturbed runs.", summary_table(frame)))
+    spread = perturbation_table(frame)
+    if spread is not None:
+        jitter = frame["jitter_s"].dropna().iloc[0]
+        sections.append(("Perturbation arm", f"Submit times shifted by U[0, {jitter:g} s), mean bounded slowdown; "
+                         "a configuration whose jittered range overlaps the best one's is not distinguishable "
+                         "from it at this noise level.", spread))
+    plots = []
+    for title, maker, name in (("AVGbsld per configuration", plot_bsld_boxes, "bsld_boxes.png"),
+                               ("Waiting-time shares", plot_wait_shares, "wait_shares.png"),
+                               ("Metric vs option", plot_option_curves, "option_curves.png")):
+        made = maker(frame, out / name)
+        if made is not None:
+            plots.append(made)
+            sections.append((title, "", made))
+    chosen = frame.loc[complete & frame["repetition"].isna()]
+    if gantt_run is not None:
+        chosen = frame.loc[frame["run_id"] == gantt_run]
+        if chosen.empty:
+            from schedlab.errors import InputError
+
+            raise InputError(f"--gantt {gantt_run}: no such run in {results_dir / 'results.parquet'}")
+    if not chosen.empty:
+        run = chosen.iloc[0]
+        made = plot_gantt(results_dir / "runs" / run["run_id"], out / "gantt.png", int(run["nb_resources"]))
+        if made is not None:
+            plots.append(made)
+            sections.append((f"Schedule of one run: {run['workload']}, {run['platform']}, {run['configuration']}",
+                             f"run {run['run_id']}", made))
+    markdown = [f"# Campaign report: {campaign}", ""]
+    body = [f"<h1>Campaign report: {html.escape(campaign)}</h1>"]
+    for title, text, content in sections:
+        markdown += [f"## {title}", "", text, ""] if text else [f"## {title}", ""]
+        body += [f"<h2>{html.escape(title)}</h2>"] + ([f"<p>{html.escape(text)}</p>"] if text else [])
+        if isinstance(content, pd.DataFrame):
+            markdown += [markdown_table(content), ""]
+            body.append(html_table(content))
+        elif isinstance(content, Path):
+            markdown += [f"![{title}]({content.name})", ""]
+            body.append(_image_html(content, title))
+    (out / "report.md").write_text("\n".join(markdown) + "\n", encoding="utf-8")
+    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(campaign)}</title>"
+            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+    (out / "report.html").write_text(page, encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps({"campaign": campaign, "runs": len(frame),
+                                                  "complete": int(complete.sum())}) + "\n")
+    return {"markdown": out / "report.md", "html": out / "report.html", "plots": plots}
