@@ -78,11 +78,23 @@ def expected_entries(runs, out: Path) -> dict[str, Any]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    campaign, runs, out = _campaign_and_runs(args)
+    """Every run is made afresh (a results directory of earlier runs would only be read back)."""
+    import tempfile
+
     expected_path = Path(args.expected or Path(args.campaign).parent / "expected" / f"{Path(args.campaign).stem}.json")
     if not args.update and not expected_path.is_file():
         raise InputError("no expected results (run with --update to record them)", path=str(expected_path))
-    _run(args, campaign, runs, out)
+    if args.output and (Path(args.output) / "runs").exists():
+        raise InputError("already holds runs: check needs an empty directory (or none: a temporary one)",
+                         path=args.output)
+    with tempfile.TemporaryDirectory(prefix="schedlab-check-") as scratch:
+        args.output = args.output or scratch
+        campaign, runs, out = _campaign_and_runs(args)
+        _run(args, campaign, runs, out)
+        return _compare(args, campaign, runs, out, expected_path)
+
+
+def _compare(args: argparse.Namespace, campaign, runs, out: Path, expected_path: Path) -> int:
     got = expected_entries(runs, out)
     if args.update:
         with atomic_write(expected_path) as handle:

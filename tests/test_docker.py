@@ -4,6 +4,7 @@ No Docker engine runs here; building the images is not tested (README says so)."
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -19,30 +20,43 @@ def compose() -> dict:
     return yaml.safe_load((DOCKER / "compose.yaml").read_text())
 
 
-def test_compose_has_the_three_services_wired_together():
+def commands(service: dict) -> list[list[str]]:
+    """The command lines of a service (`sh -c "a && b"` holds two)."""
+    command = service["command"]
+    if command[:2] == ["sh", "-c"]:
+        return [shlex.split(part) for part in command[2].split("&&")]
+    return [command]
+
+
+def test_compose_services_are_wired_together():
     services = compose()["services"]
-    assert set(services) == {"batsim", "scheduler", "experiment"}
+    assert set(services) == {"batsim", "scheduler", "experiment", "inputs"}
     batsim = services["batsim"]["command"]
-    endpoint = batsim[batsim.index("-s") + 1]
-    assert endpoint == "tcp://scheduler:28000"
+    assert batsim[batsim.index("-s") + 1] == "tcp://scheduler:28000"
     serve = services["scheduler"]["command"]
     assert serve[serve.index("--socket") + 1] == "tcp://*:28000"  # bound inside the compose network
-    # batsim reads what the experiment writes
-    out = services["experiment"]["command"][services["experiment"]["command"].index("--out") + 1]
-    assert batsim[batsim.index("-w") + 1].startswith(out) and batsim[batsim.index("-p") + 1].startswith(out)
+    # batsim reads what `inputs` writes
+    written = {c[c.index("-o") + 1] for c in commands(services["inputs"])}
+    assert {batsim[batsim.index("-w") + 1], batsim[batsim.index("-p") + 1]} == written
+    # the experiment runs the smoke campaign by default, a file the image holds
+    experiment = services["experiment"]["command"]
+    default = experiment[3].removeprefix("${CAMPAIGN:-").removesuffix("}")
+    assert default == "experiments/smoke.toml" and (DOCKER.parent / default).is_file()
+    assert services["experiment"]["working_dir"] == "/src"
 
 
 def test_every_schedlab_command_parses():
     parser = build_parser()
     for name, service in compose()["services"].items():
-        command = service["command"]
-        if command[0] == "schedlab":
-            args = parser.parse_args(command[1:])  # SystemExit (a failure) if not a real command line
-            assert callable(args.func), name
-        else:
-            assert command[0] == "batsim"
-            flags = {a for a in command[1:] if a.startswith("-")}
-            assert flags <= BATSIM_FLAGS, name
+        for command in commands(service):
+            command = [a.replace("${CAMPAIGN:-experiments/smoke.toml}", "experiments/smoke.toml") for a in command]
+            if command[0] == "schedlab":
+                args = parser.parse_args(command[1:])  # SystemExit (a failure) if not a real command line
+                assert callable(args.func), name
+            else:
+                assert command[0] == "batsim"
+                flags = {a for a in command[1:] if a.startswith("-")}
+                assert flags <= BATSIM_FLAGS, name
 
 
 def test_dockerfiles_name_real_files_and_refs():

@@ -1,0 +1,283 @@
+"""Campaigns: validation, content-addressed runs, resume, process pool = Dask, jitter, reports."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from schedlab.cli import main
+from schedlab.experiments.campaign import load_campaign
+from schedlab.experiments.plan import expand
+from schedlab.experiments.runner import jittered
+from tests.conftest import REPO, TRACES
+
+CAMPAIGN = """name = "t"
+seeds = [1, 2]
+
+[[workloads]]
+name = "synthetic"
+synthetic = {{ jobs = {jobs}, resources = 32, load = 1.0 }}
+
+[[workloads]]
+name = "trace"
+swf = "{trace}"
+convert = {{ start = 518400, days = 1.5 }}
+windows = 2
+
+[[platforms]]
+resources = 32
+name = "c32"
+
+[[schedulers]]
+name = "easy"
+options = {{ queue_order = ["fcfs", "spt"] }}
+
+[[schedulers]]
+name = "fcfs"
+{extra}"""
+
+
+def campaign_file(tmp_path: Path, jobs: int = 200, extra: str = "", name: str = "c.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(CAMPAIGN.format(jobs=jobs, trace=TRACES / "kth-sp2-excerpt.swf.gz", extra=extra))
+    return path
+
+
+def one_line_error(capsys, argv, fragment):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err, err
+    return err
+
+
+@pytest.mark.parametrize(("change", "fragment"), [
+    (("seeds = [1, 2]", "seeds = [1, 2]\nspeed = 3"), "c.toml:3: field 'speed': unknown key"),
+    (('name = "c32"', 'name = "c32"\ncores = 4'), "field 'platforms[0].cores': unknown key"),
+    (('name = "fcfs"', 'name = "fcfss"'), "field 'schedulers[1].name': unknown scheduler 'fcfss'"),
+    (('queue_order = ["fcfs", "spt"]', 'queue_order = ["fcfs", "zzz"]'), "unknown queue policy 'zzz'"),
+    (('queue_order = ["fcfs", "spt"]', 'speed = 2'), "field 'schedulers[0].speed': unknown option 'speed'"),
+    (("load = 1.0", "load = -1"), "field 'workloads[0].load': expected a number > 0"),
+    (("kth-sp2-excerpt", "no-such-trace"), "field 'workloads[1].swf': no such file"),
+    (("days = 1.5", "days = -1"), "--days must be a number > 0"),
+    (("windows = 2", "windows = 0"), "field 'workloads[1].windows'"),
+    (("seeds = [1, 2]", "seeds = [1, 2"), "malformed TOML"),
+])
+def test_campaign_errors_name_the_file_line_and_key(tmp_path, capsys, change, fragment):
+    path = campaign_file(tmp_path)
+    path.write_text(path.read_text().replace(*change))
+    err = one_line_error(capsys, ["experiment", "plan", str(path), "-o", str(tmp_path / "o")], fragment)
+    assert f"{path}:" in err
+
+
+def test_plan_lists_the_runs(tmp_path, capsys):
+    assert main(["experiment", "plan", str(campaign_file(tmp_path)), "-o", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    # synthetic: 2 seeds x 3 configurations; trace: 2 windows x 3 configurations (seed-free)
+    assert "12 runs" in out and "trace#1 | c32 | easy(queue_order=spt)" in out and "seed=2" in out
+
+
+def test_run_ids_are_stable_and_sensitive_to_every_input(tmp_path, monkeypatch):
+    import schedlab.experiments.plan as plan
+
+    base = {r.key: r.id for r in expand(load_campaign(campaign_file(tmp_path)), tmp_path / "a")}
+    again = {r.key: r.id for r in expand(load_campaign(campaign_file(tmp_path)), tmp_path / "b")}
+    assert base == again and len(set(base.values())) == len(base) == 12
+    changed = {
+        "workload content": campaign_file(tmp_path, jobs=201, name="w.toml"),
+        "option grid": campaign_file(tmp_path, name="o.toml").read_text().replace('"spt"]', '"saf"]'),
+        "jitter": campaign_file(tmp_path, extra="\n[perturb]\nsubmit_jitter_s = 0.002\nrepetitions = 1\n",
+                                name="j.toml"),
+    }
+    for what, source in changed.items():
+        path = source if isinstance(source, Path) else tmp_path / "x.toml"
+        if not isinstance(source, Path):
+            path.write_text(source)
+        ids = {r.key: r.id for r in expand(load_campaign(path), tmp_path / what.replace(" ", "_"))}
+        moved = {key for key in base if key in ids and ids[key] != base[key]}
+        if what == "workload content":
+            assert moved == {k for k in base if k.startswith("synthetic")}, what
+        elif what == "option grid":
+            assert not moved and "trace#0 | c32 | easy(queue_order=saf)" in ids, what
+        else:
+            assert not moved and len(ids) == 12 + 12 * 1 + 6, what  # + jittered copies (2 seeds for traces)
+    trace = tmp_path / "copy.swf.gz"
+    shutil.copy(TRACES / "kth-sp2-excerpt.swf.gz", trace)
+    data = trace.read_bytes()
+    trace.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # the same path would not do: content counts
+    monkeypatch.setattr(plan, "__version__", "9.9.9")
+    versioned = {r.key: r.id for r in expand(load_campaign(campaign_file(tmp_path)), tmp_path / "v")}
+    assert not set(versioned.values()) & set(base.values())
+
+
+def test_jitter_is_seeded_and_small():
+    from schedlab.workloads.synthetic import generate
+
+    workload = generate(nb_jobs=100, nb_resources=8, seed=1)
+    a, b = jittered(workload, 0.001, 3, 0), jittered(workload, 0.001, 3, 0)
+    assert [j.submit_time_s for j in a.jobs] == [j.submit_time_s for j in b.jobs]
+    c = jittered(workload, 0.001, 3, 1)
+    assert [j.submit_time_s for j in a.jobs] != [j.submit_time_s for j in c.jobs]
+    shifts = sorted(j.submit_time_s for j in a.jobs)
+    assert all(0 <= s - o < 0.001 for s, o in zip(shifts, sorted(j.submit_time_s for j in workload.jobs),
+                                                   strict=True))
+
+
+def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "schedlab", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_killed_campaign_resumes_without_repeating_or_losing_runs(tmp_path):
+    path = campaign_file(tmp_path, jobs=4000)
+    out = tmp_path / "o"
+    process = subprocess.Popen([sys.executable, "-m", "schedlab", "experiment", "run", str(path), "-o", str(out)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((out / "runs").glob("[0-9a-f]*"))) < 2:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)  # no chance to clean up
+    process.wait()
+    done = {p.name: (p / "summary.json").stat().st_mtime_ns for p in (out / "runs").glob("[0-9a-f]*")}
+    assert 2 <= len(done) < 12, "the campaign was not killed mid-way"
+    assert all(json.loads((out / "runs" / run / "summary.json").read_text())["complete"] for run in done)
+    resumed = run_cli("experiment", "run", str(path), "-o", str(out))
+    assert resumed.returncode == 0, resumed.stderr
+    after = {p.name: (p / "summary.json").stat().st_mtime_ns for p in (out / "runs").glob("[0-9a-f]*")}
+    assert len(after) == 12 and all(after[run] == mtime for run, mtime in done.items())  # none repeated
+    assert not list((out / "runs").glob(".*"))  # no half-written run left behind
+    results = pd.read_parquet(out / "results.parquet")
+    assert len(results) == 12 and results["complete"].all()
+
+
+def test_dask_local_cluster_gives_the_process_pools_results(tmp_path):
+    pytest.importorskip("distributed")
+    path = campaign_file(tmp_path, extra="\n[perturb]\nsubmit_jitter_s = 0.001\nrepetitions = 1\n")
+    results = {}
+    for mode, extra in (("pool", ["--workers", "2"]), ("dask", ["--dask", "local", "--workers", "2"])):
+        done = run_cli("experiment", "run", str(path), "-o", str(tmp_path / mode), *extra)
+        assert done.returncode == 0, done.stderr
+        frame = pd.read_parquet(tmp_path / mode / "results.parquet").set_index("run_id").sort_index()
+        results[mode] = frame.drop(columns=["scheduling_time_s", "simulation_time_s", "wall_time_s"])
+    assert len(results["pool"]) == 30
+    pd.testing.assert_frame_equal(results["pool"], results["dask"])
+
+
+def test_a_failing_run_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
+    from schedlab.experiments import runner
+
+    path = campaign_file(tmp_path)
+    runs = expand(load_campaign(path), tmp_path / "o")
+    real = runner.create_scheduler if hasattr(runner, "create_scheduler") else None
+    assert real is None  # the runner imports it where it runs; break one configuration there
+    import schedlab.schedulers.base as base
+
+    original = base.create_scheduler
+
+    def flaky(name, options=None):
+        if name == "fcfs":
+            raise RuntimeError("boom")
+        return original(name, options)
+
+    monkeypatch.setattr(base, "create_scheduler", flaky)
+    rows = runner.run_campaign(runs, tmp_path / "o")
+    failed = [r for r in rows if not r["complete"]]
+    assert len(rows) == 12 and len(failed) == 4 and all(r["error"] == "RuntimeError: boom" for r in failed)
+    assert all(r["complete"] for r in rows if r["scheduler"] != "fcfs")
+
+
+def test_check_compares_exactly_and_says_what_moved(tmp_path, capsys):
+    path = campaign_file(tmp_path)
+    expected = tmp_path / "expected.json"
+    assert main(["experiment", "check", str(path), "--expected", str(expected), "--update"]) == 0
+    assert main(["experiment", "check", str(path), "--expected", str(expected)]) == 0
+    data = json.loads(expected.read_text())
+    key = sorted(data["runs"])[0]
+    data["runs"][key]["metrics"]["mean_waiting_time_s"] += 1e-9  # the smallest change still counts
+    expected.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["experiment", "check", str(path), "--expected", str(expected)]) == 1
+    err = capsys.readouterr().err
+    assert f"{key}: metrics: mean_waiting_time_s" in err and "1 difference(s)" in err
+
+
+def test_smoke_campaign_is_what_ci_checks():
+    campaign = load_campaign(REPO / "experiments" / "smoke.toml")
+    expected = json.loads((REPO / "experiments" / "expected" / "smoke.json").read_text())
+    assert campaign.repetitions and len(campaign.workloads) == 3
+    assert expected["campaign"] == "smoke" and len(expected["runs"]) == 176
+    assert "experiment check experiments/smoke.toml" in (REPO / ".ci" / "run").read_text()
+
+
+def png_is_drawn(path: Path) -> bool:
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(path)
+    return path.stat().st_size > 10_000 and float(np.std(pixels)) > 0.05
+
+
+def test_report_files_and_plots(tmp_path):
+    path = campaign_file(tmp_path, extra="\n[perturb]\nsubmit_jitter_s = 0.001\nrepetitions = 2\n")
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o")]) == 0
+    assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
+    report = (tmp_path / "r" / "report.md").read_text()
+    for section in ("## Summary", "## Perturbation arm", "## AVGbsld per configuration", "## Waiting-time shares",
+                    "## Schedule of one run"):
+        assert section in report
+    for name in ("bsld_boxes.png", "wait_shares.png", "gantt.png"):
+        assert png_is_drawn(tmp_path / "r" / name), name
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 3 and "<table>" in page
+
+
+def test_metric_vs_option_curves_appear_for_numeric_sweeps(tmp_path):
+    path = campaign_file(tmp_path).read_text().replace(
+        'name = "fcfs"', 'name = "easy"\nlabel = "machines"\noptions = { reservation = "machines", '
+        "rjms_delay_s = [0, 5, 30] }")
+    (tmp_path / "sweep.toml").write_text(path)
+    assert main(["experiment", "run", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "o")]) == 0
+    assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
+    assert png_is_drawn(tmp_path / "r" / "option_curves.png")
+
+
+def test_html_report_renders_in_headless_chromium(tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium is not installed (Debian package 'chromium'; .ci/run installs it)")
+    path = campaign_file(tmp_path)
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o")]) == 0
+    assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
+    shot = tmp_path / "shot.png"
+    done = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={shot}",
+                           "--window-size=1280,2400", (tmp_path / "r" / "report.html").as_uri()],
+                          capture_output=True, timeout=120)
+    assert shot.is_file(), done.stderr.decode()[-2000:]
+    assert png_is_drawn(shot)
+
+
+def test_jobqueue_example_makes_batch_job_scripts():
+    pytest.importorskip("dask_jobqueue")
+    import dask.config
+    import yaml
+
+    from schedlab.experiments.cluster import jobqueue_cluster
+
+    example = yaml.safe_load((REPO / "experiments" / "jobqueue.yaml").read_text())["jobqueue"]
+    # the example's values over dask-jobqueue's defaults, as a user's jobqueue.yaml would be merged
+    config = {f"jobqueue.{kind}.{key}": value for kind, values in example.items() for key, value in values.items()}
+    config.update({f"jobqueue.{kind}.scheduler-options": {"host": "127.0.0.1"} for kind in example})  # loopback
+    with dask.config.set(config):
+        for kind, directive in (("slurm", "#SBATCH -p normal"), ("pbs", "#PBS -q batch")):
+            cluster = jobqueue_cluster(kind)
+            try:
+                script = cluster.job_script()
+            finally:
+                cluster.close()
+            assert directive in script and "source $HOME/schedlab/.venv/bin/activate" in script, script
