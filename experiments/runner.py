@@ -10,6 +10,7 @@ however many runs use it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform as host
 import shutil
@@ -96,6 +97,21 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     return row(run, summary)
 
 
+def execute_runs(runs: list[dict[str, Any]], runs_dir: str) -> list[dict[str, Any]]:
+    """A batch of runs sharing a workload, in one task: the worker loads it once."""
+    return [execute_run(run, runs_dir) for run in runs]
+
+
+def batches(runs: list[dict[str, Any]], workers: int) -> list[list[dict[str, Any]]]:
+    """Runs grouped by workload file, groups cut so that there are about 4 tasks per worker (the
+    pool stays busy to the end) and no task mixes workloads."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        groups.setdefault(run["workload_path"], []).append(run)
+    size = max(1, math.ceil(len(runs) / (4 * workers)))
+    return [group[i:i + size] for group in groups.values() for i in range(0, len(group), size)]
+
+
 def wait_shares(engine) -> dict[str, Any]:
     """Shares of the jobs that ran whose wait was under 1 min, 10 min, 1 h, 6 h; jobs waiting > 1 day."""
     waits = [r.start_s - r.job.submit_time_s for r in engine.records.values() if r.start_s is not None]
@@ -180,10 +196,10 @@ def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str 
         else:
             submit, as_completed, close = _executor(workers, dask)
             try:
-                futures = [submit(execute_run, run, str(runs_dir)) for run in todo]
+                futures = [submit(execute_runs, batch, str(runs_dir)) for batch in batches(todo, workers)]
                 for future in as_completed(futures):
-                    result = future.result()
-                    rows[result["run_id"]] = result
+                    for result in future.result():
+                        rows[result["run_id"]] = result
                     if progress is not None:
                         progress(len(rows), len(plain))
             finally:

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from procset import ProcSet
+
 from schedlab.engine import Engine, JobRecord
 from schedlab.metrics import Outcome, compute_metrics
 from schedlab.model import JobState
@@ -41,21 +43,26 @@ def _metadata(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+def _alloc(alloc: ProcSet) -> str:
+    """procset's own text form ("0-3 7"), without its per-interval formatting machinery (hot: one
+    call per job)."""
+    return " ".join(str(i.inf) if i.inf == i.sup else f"{i.inf}-{i.sup}" for i in alloc.intervals())
+
+
 def job_row(record: JobRecord) -> str:
     job = record.job
     requested = -1.0 if job.walltime_s is None else job.walltime_s
-    head = [job.name, job.workload, job.profile, _f(job.submit_time_s), str(job.res), _f(requested)]
+    submit = job.submit_time_s
+    head = f"{job.name},{job.workload},{job.profile},{submit:f},{job.res},{requested:f},"
     if record.state is JobState.REJECTED:
-        tail = ["0", "REJECTED", "", "", "", "", "", "", "", "", _metadata(record.metadata)]
-    else:
-        start, finish = record.start_s, record.finish_s
-        runtime = finish - start
-        turnaround = finish - job.submit_time_s
-        stretch = turnaround / runtime if runtime > 0 else math.inf
-        success = "1" if record.state is JobState.COMPLETED_SUCCESSFULLY else "0"
-        tail = [success, record.state.value, _f(start), _f(runtime), _f(finish), _f(start - job.submit_time_s),
-                _f(turnaround), _f(stretch), str(record.alloc), _f(-1.0), _metadata(record.metadata)]
-    return ",".join(head + tail)
+        return head + "0,REJECTED,,,,,,,,," + _metadata(record.metadata)
+    start, finish = record.start_s, record.finish_s
+    runtime = finish - start
+    turnaround = finish - submit
+    stretch = turnaround / runtime if runtime > 0 else math.inf
+    success = "1" if record.state is JobState.COMPLETED_SUCCESSFULLY else "0"
+    return (f"{head}{success},{record.state.value},{start:f},{runtime:f},{finish:f},{start - submit:f},"
+            f"{turnaround:f},{stretch:f},{_alloc(record.alloc)},-1.000000,{_metadata(record.metadata)}")
 
 
 def outcomes(records: Iterable[JobRecord]) -> list[Outcome]:

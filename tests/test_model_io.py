@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedlab.errors import InputError
 from schedlab.platform import load_platform, parse_platform_xml
@@ -132,3 +134,14 @@ def test_every_shared_workload_loads():
     folder = need_shared(BATSIM_V4 / "workloads")
     for path in folder.glob("*.json"):
         assert load_workload(path).jobs, path
+
+
+@settings(max_examples=200, deadline=None)
+@given(ids=st.sets(st.integers(0, 300), max_size=40))
+def test_jobs_csv_allocation_text_equals_procsets_own(ids):
+    from procset import ProcSet
+
+    from schedlab.outputs import _alloc
+
+    allocation = ProcSet(*ids)
+    assert _alloc(allocation) == str(allocation)
