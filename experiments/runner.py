@@ -24,8 +24,6 @@ from typing import Any
 
 from schedlab import __version__
 
-WAIT_SHARES_S = {"1min": 60.0, "10min": 600.0, "1h": 3600.0, "6h": 21600.0}
-
 
 @lru_cache(maxsize=8)
 def _workload(path: str):
@@ -79,11 +77,9 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
         if run["repetition"] is not None:
             workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
         scheduler = create_scheduler(run["scheduler_name"], option_values(run["options"]))
-        result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
-        extra = wait_shares(result.engine)
+        simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
         summary_path = temporary / "summary.json"
         summary = json.loads(summary_path.read_text())
-        summary["metrics"].update(extra)
         summary["timing"]["wall_time_s"] = time.perf_counter() - t0
         summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     except Exception as exc:  # a failed run is recorded, the campaign goes on
@@ -110,14 +106,6 @@ def batches(runs: list[dict[str, Any]], workers: int) -> list[list[dict[str, Any
         groups.setdefault(run["workload_path"], []).append(run)
     size = max(1, math.ceil(len(runs) / (4 * workers)))
     return [group[i:i + size] for group in groups.values() for i in range(0, len(group), size)]
-
-
-def wait_shares(engine) -> dict[str, Any]:
-    """Shares of the jobs that ran whose wait was under 1 min, 10 min, 1 h, 6 h; jobs waiting > 1 day."""
-    waits = [r.start_s - r.job.submit_time_s for r in engine.records.values() if r.start_s is not None]
-    shares = {f"share_wait_lt_{name}": (sum(w < limit for w in waits) / len(waits) if waits else None)
-              for name, limit in WAIT_SHARES_S.items()}
-    return {**shares, "nb_wait_gt_1day": sum(w > 86400.0 for w in waits)}
 
 
 def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:

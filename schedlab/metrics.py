@@ -15,6 +15,8 @@ from schedlab.errors import InputError
 
 #: Bounded-slowdown threshold (seconds): max(turnaround / max(runtime, tau), 1), Feitelson et al. 1997.
 BSLD_TAU_S = 10.0
+#: Waiting-time thresholds of the `share_wait_lt_*` metrics (shares of the jobs that ran).
+WAIT_SHARES_S = {"1min": 60.0, "10min": 600.0, "1h": 3600.0, "6h": 21600.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,9 @@ def compute_metrics(outcomes: Sequence[Outcome], nb_resources: int | None,
         "utilisation": utilisation,
         "nb_resources": nb_resources,
     }
+    for name, limit in WAIT_SHARES_S.items():
+        metrics[f"share_wait_lt_{name}"] = sum(w < limit for w in waits) / len(waits) if waits else None
+    metrics["nb_wait_gt_1day"] = sum(w > 86400.0 for w in waits)
     if scheduling_time_s is not None:
         metrics["scheduling_time_s"] = scheduling_time_s
     return metrics

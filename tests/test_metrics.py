@@ -38,7 +38,20 @@ GOLDEN = {
     "mean_slowdown": (1 + 1 + 2.8 + 4.25 + 1) / 5, "max_slowdown": 4.25,
     "mean_bounded_slowdown": (1 + 1 + 1.4 + 1.7 + 1) / 5, "max_bounded_slowdown": 1.7,
     "bounded_slowdown_tau_s": 10.0, "utilisation": 0.72, "nb_resources": 4,
+    # waits 0, 0, 9, 13, 0 s: all under a minute
+    "share_wait_lt_1min": 1.0, "share_wait_lt_10min": 1.0, "share_wait_lt_1h": 1.0, "share_wait_lt_6h": 1.0,
+    "nb_wait_gt_1day": 0,
 }
+
+
+def test_waiting_time_shares_by_hand():
+    from schedlab.metrics import Outcome
+
+    waits = [30, 59.9, 60, 599, 3600, 21599, 86401]  # s
+    got = compute_metrics([Outcome(str(i), 0.0, 1, "COMPLETED_SUCCESSFULLY", w, w + 5) for i, w in enumerate(waits)]
+                          + [Outcome("r", 0.0, 9, "REJECTED", None, None)], 1)
+    assert (got["share_wait_lt_1min"], got["share_wait_lt_10min"], got["share_wait_lt_1h"],
+            got["share_wait_lt_6h"], got["nb_wait_gt_1day"]) == (2 / 7, 4 / 7, 4 / 7, 6 / 7, 1)
 #: KTH-SP2 EASY average bounded slowdown reported by predictsim (Gaussier et al., SC'15 code).
 KTH_EASY_AVEBSLD_PREDICTSIM = 92.58
 
