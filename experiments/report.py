@@ -199,12 +199,14 @@ def plot_option_curves(frame: pd.DataFrame, path: Path) -> Path | None:
     fig, axes = plt.subplots(1, len(curves), figsize=(5.0 * len(curves), 4.0), squeeze=False)
     for axis, (column, values) in zip(axes[0], curves, strict=True):
         part = data.assign(_x=values).dropna(subset=["_x"])
-        for (workload, scheduler), group in part.groupby(["workload", "scheduler"]):
+        for (workload, platform, scheduler), group in part.groupby(["workload", "platform", "scheduler"]):
             curve = group.groupby("_x")["mean_bounded_slowdown"].agg(["median", "min", "max"])
-            axis.plot(curve.index, curve["median"], marker="o", label=f"{scheduler} on {workload}")
+            axis.plot(curve.index, curve["median"], marker="o", label=f"{scheduler}: {workload} on {platform}")
             axis.fill_between(curve.index, curve["min"], curve["max"], alpha=0.2)
         axis.set_xlabel(column[4:])
-        axis.set_ylabel("mean bounded slowdown (median, range)")
+        axis.set_ylabel("mean bounded slowdown")
+        axis.set_title(f"AVGbsld vs {column[4:]}\n(line: median over seeds and windows; band: min to max)",
+                       fontsize=9)
         axis.legend(fontsize=7)
     return _save(fig, path)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import signal
@@ -109,10 +110,21 @@ def test_run_ids_are_stable_and_sensitive_to_every_input(tmp_path, monkeypatch):
             assert not moved and "trace#0 | c32 | easy(queue_order=saf)" in ids, what
         else:
             assert not moved and len(ids) == 12 + 12 * 1 + 6, what  # + jittered copies (2 seeds for traces)
-    trace = tmp_path / "copy.swf.gz"
-    shutil.copy(TRACES / "kth-sp2-excerpt.swf.gz", trace)
-    data = trace.read_bytes()
-    trace.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # the same path would not do: content counts
+    bigger = campaign_file(tmp_path, name="p.toml")
+    bigger.write_text(bigger.read_text().replace("resources = 32\nname", "resources = 33\nname"))
+    platform_moved = {r.key: r.id for r in expand(load_campaign(bigger), tmp_path / "p")}
+    assert not set(platform_moved.values()) & set(base.values())  # every run uses the platform
+    # a trace edited in place: same path, other content -> its runs move, the others do not
+    trace = tmp_path / "t.swf"
+    trace.write_bytes(gzip.decompress((TRACES / "kth-sp2-excerpt.swf.gz").read_bytes()))
+    own = campaign_file(tmp_path, name="t.toml")
+    own.write_text(own.read_text().replace(str(TRACES / "kth-sp2-excerpt.swf.gz"), str(trace)))
+    before = {r.key: r.id for r in expand(load_campaign(own), tmp_path / "t")}
+    lines = [line.split() if not line.startswith(";") else line for line in trace.read_text().splitlines()]
+    trace.write_text("\n".join(line if isinstance(line, str) else " ".join([*line[:3], str(int(line[3]) + 1),
+                                                                             *line[4:]]) for line in lines) + "\n")
+    after = {r.key: r.id for r in expand(load_campaign(own), tmp_path / "t")}
+    assert {k for k in before if before[k] != after[k]} == {k for k in before if k.startswith("trace")}
     monkeypatch.setattr(plan, "__version__", "9.9.9")
     versioned = {r.key: r.id for r in expand(load_campaign(campaign_file(tmp_path)), tmp_path / "v")}
     assert not set(versioned.values()) & set(base.values())
@@ -171,13 +183,11 @@ def test_dask_local_cluster_gives_the_process_pools_results(tmp_path):
 
 
 def test_a_failing_run_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
+    import schedlab.schedulers.base as base
     from schedlab.experiments import runner
 
-    path = campaign_file(tmp_path)
-    runs = expand(load_campaign(path), tmp_path / "o")
-    real = runner.create_scheduler if hasattr(runner, "create_scheduler") else None
-    assert real is None  # the runner imports it where it runs; break one configuration there
-    import schedlab.schedulers.base as base
+    runs = expand(load_campaign(campaign_file(tmp_path)), tmp_path / "o")
+    # the runner looks the factory up when a run starts: break one configuration there
 
     original = base.create_scheduler
 
