@@ -22,7 +22,7 @@ from schedlab.errors import InputError
 
 TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb"}
 WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
-WORKLOAD_KEYS = {"name", "convert", "windows", *WORKLOAD_KINDS}
+WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", *WORKLOAD_KINDS}
 SYNTHETIC_KEYS = {"jobs", "resources", "load"}
 LUBLIN_KEYS = {"nodes", "jobs", "mode", "missing_walltime"}
 PLATFORM_KEYS = {"name", "file", "resources"}
@@ -50,6 +50,7 @@ class WorkloadSpec:
     source: Any  # path (file/swf/table) or generator parameters (dict)
     convert: dict[str, Any] = field(default_factory=dict)
     windows: int | str | None = None  # consecutive windows of convert.days: a count or "all"
+    seeds: tuple[int, ...] = ()  # this workload's seeds (default: the campaign's)
 
     @property
     def seeded(self) -> bool:
@@ -115,7 +116,7 @@ class _Locator:
     def error(self, message: str, section: str | None = None, index: int = 0, key: str | None = None) -> InputError:
         where = f"{section}[{index}]." if section else ""
         return InputError(message, path=str(self.path), line=self.line(section, index, key),
-                          field=f"{where}{key}" if key else (section or None))
+                          field=f"{where}{key}" if key else (f"{section}[{index}]" if section else None))
 
 
 def _table(value: Any, keys: set[str], at: _Locator, section: str, index: int) -> dict[str, Any]:
@@ -125,6 +126,14 @@ def _table(value: Any, keys: set[str], at: _Locator, section: str, index: int) -
     if unknown:
         raise at.error(f"unknown key (known: {', '.join(sorted(keys))})", section, index, unknown[0])
     return value
+
+
+def _seeds(value: Any, at: _Locator, section: str | None, index: int) -> tuple[int, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(s, int) and s >= 0 for s in value):
+        raise at.error("expected a non-empty list of integers >= 0", section, index, "seeds")
+    if len(set(value)) != len(value):
+        raise at.error("a seed is listed twice", section, index, "seeds")
+    return tuple(value)
 
 
 def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
@@ -175,7 +184,8 @@ def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
         if "days" not in convert or kind not in ("swf", "table"):
             raise at.error("windows split a trace (swf or table) into convert.days-long windows", "workloads",
                            index, "windows")
-    return WorkloadSpec(name, kind, source, convert, windows)
+    seeds = _seeds(raw["seeds"], at, "workloads", index) if "seeds" in raw else ()
+    return WorkloadSpec(name, kind, source, convert, windows, seeds)
 
 
 def _platform(raw: Any, at: _Locator, index: int, base: Path) -> PlatformSpec:
@@ -205,15 +215,20 @@ def _scheduler(raw: Any, at: _Locator, index: int) -> SchedulerSpec:
     name = raw.get("name")
     if not isinstance(name, str):
         raise at.error("expected a scheduler name", "schedulers", index, "name")
-    options = _table(raw.get("options", {}), set(raw.get("options", {})), at, "schedulers", index)
+    raw_options = raw.get("options", {})
+    options = _table(raw_options, set(raw_options) if isinstance(raw_options, dict) else set(), at, "schedulers",
+                     index)
     grid = {key: value if isinstance(value, list) else [value] for key, value in options.items()}
+    for key, values in grid.items():
+        if not values:
+            raise at.error("an empty list of values makes no run", "schedulers", index, key)
     spec = SchedulerSpec(name, str(raw.get("label", name)), grid)
     for combination in spec.combinations():  # every combination must make a scheduler
         try:
             create_scheduler(name, {k: str(v) if isinstance(v, bool | int | float) else v
                                     for k, v in combination.items()})
         except InputError as exc:
-            bad = next((k for k in combination if repr(k) in str(exc)), None)
+            bad = next((k for k in sorted(combination, key=len, reverse=True) if k in str(exc)), None)
             raise at.error(str(exc), "schedulers", index, bad or "name") from None
     return spec
 
@@ -237,15 +252,21 @@ def load_campaign(path: str | Path) -> Campaign:
     unknown = sorted(set(doc) - TOP_KEYS)
     if unknown:
         raise at.error(f"unknown key (known: {', '.join(sorted(TOP_KEYS))})", key=unknown[0])
-    seeds = doc.get("seeds", [1])
-    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
-        raise at.error("expected a non-empty list of integers >= 0", key="seeds")
+    seeds = _seeds(doc.get("seeds", [1]), at, None, 0)
     timing = doc.get("timing", "ideal")
     if timing not in TIMINGS:
         raise at.error(f"timing {timing!r} is not available (known: {', '.join(TIMINGS)})", key="timing")
     metrics = doc.get("metrics")
-    if metrics is not None and not (isinstance(metrics, list) and all(isinstance(m, str) for m in metrics)):
-        raise at.error("expected a list of metric names", key="metrics")
+    if metrics is not None:
+        from schedlab.metrics import compute_metrics
+
+        known = set(compute_metrics([], 1, 0.0))
+        if not (isinstance(metrics, list) and all(isinstance(m, str) for m in metrics)):
+            raise at.error("expected a list of metric names", key="metrics")
+        unknown_metrics = [m for m in metrics if m not in known]
+        if unknown_metrics:
+            raise at.error(f"unknown metric {unknown_metrics[0]!r} (known: {', '.join(sorted(known))})",
+                           key="metrics")
     base = path.parent
     sections = {}
     for section in ("workloads", "platforms", "schedulers"):
@@ -259,9 +280,9 @@ def load_campaign(path: str | Path) -> Campaign:
     for section, specs, attribute in (("workloads", workloads, "name"), ("platforms", platforms, "name"),
                                       ("schedulers", schedulers, "label")):
         names = [getattr(s, attribute) for s in specs]
-        duplicate = next((n for n in names if names.count(n) > 1), None)
-        if duplicate is not None:
-            raise at.error(f"{attribute} {duplicate!r} is used twice", section, names.index(duplicate) + 1, attribute)
+        repeated = next((i for i, n in enumerate(names) if n in names[:i]), None)
+        if repeated is not None:
+            raise at.error(f"{attribute} {names[repeated]!r} is used twice", section, repeated, attribute)
     jitter, repetitions = None, 0
     if "perturb" in doc:
         perturb = _table(doc["perturb"], PERTURB_KEYS, at, "perturb", 0)
@@ -271,5 +292,5 @@ def load_campaign(path: str | Path) -> Campaign:
             raise at.error("expected a number of seconds > 0", "perturb", 0, "submit_jitter_s")
         if not isinstance(repetitions, int) or repetitions < 1:
             raise at.error("expected an integer >= 1", "perturb", 0, "repetitions")
-    return Campaign(path, str(doc.get("name", path.stem)), tuple(seeds), timing,
+    return Campaign(path, str(doc.get("name", path.stem)), seeds, timing,
                     tuple(metrics) if metrics else None, workloads, platforms, schedulers, jitter, repetitions)

@@ -3,7 +3,7 @@
 `--dask local` starts a LocalCluster of processes here; `--dask tcp://HOST:PORT` joins a running
 Dask scheduler; `--dask slurm` / `--dask pbs` start workers as batch jobs through dask-jobqueue,
 configured the dask way (`~/.config/dask/jobqueue.yaml`, or DASK_CONFIG pointing at a folder that
-holds one; see experiments/cluster/jobqueue.yaml). Workers need schedlab installed and the
+holds one; see experiments/jobqueue.yaml). Workers need schedlab installed and the
 campaign's output folder on a shared file system.
 """
 

@@ -38,6 +38,11 @@ def run_demo(out: Path, *, nb_jobs: int = 2000, nb_resources: int = 256, seed: i
                                     schedulers=schedulers), encoding="utf-8")
     runs = expand(load_campaign(toml), out)
     rows = run_campaign(runs, out)
+    failed = [row for row in rows if not row["complete"]]
+    if failed:
+        from schedlab.errors import SimulationError
+
+        raise SimulationError(f"demo run {failed[0]['run_id']} ({failed[0]['scheduler']}) failed: {failed[0]['error']}")
     report = make_report(out, out / "report")
     if show_progress:
         for row in rows:

@@ -38,8 +38,10 @@ class Run:
     window: int | None
     instance: str  # the workload instance: name, #window, @seed of a generated one
     workload_path: str
+    workload_sha256: str
     platform: str
     platform_path: str
+    platform_sha256: str
     scheduler: str  # label
     scheduler_name: str
     options: dict[str, Any]
@@ -177,9 +179,21 @@ def platform_input(spec, directory: Path) -> Input:
     return Input(spec.name, str(path), sha256_file(path))
 
 
+def effective_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options a scheduler really runs with (values coerced, defaults filled in): `5`, `5.0`
+    and `"5"` are one run, and so are an omitted option and its default."""
+    from schedlab.experiments.runner import option_values
+    from schedlab.schedulers.base import create_scheduler
+
+    return create_scheduler(name, option_values(options)).options()
+
+
 def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
-    """Every run of the campaign, in a stable order; inputs are made under `out_dir` as needed."""
-    workloads = [(spec, workload_inputs(spec, campaign.seeds, out_dir / "workloads")) for spec in campaign.workloads]
+    """Every run of the campaign, in a stable order; inputs are made under `out_dir` as needed
+    (absolute paths: Dask workers may start elsewhere)."""
+    out_dir = out_dir.resolve()
+    workloads = [(spec, workload_inputs(spec, spec.seeds or campaign.seeds, out_dir / "workloads"))
+                 for spec in campaign.workloads]
     platforms = [platform_input(spec, out_dir / "platforms") for spec in campaign.platforms]
     runs = []
     for spec, instances in workloads:
@@ -192,27 +206,32 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
             if spec.seeded:
                 variants = [(instance.seed, None)] + [(instance.seed, r) for r in repetitions]
             else:
-                variants = [(None, None)] + [(seed, r) for seed in campaign.seeds for r in repetitions]
+                variants = [(None, None)] + [(seed, r) for seed in spec.seeds or campaign.seeds for r in repetitions]
             for platform in platforms:
                 for scheduler in campaign.schedulers:
                     for options in scheduler.combinations():
+                        effective = effective_options(scheduler.name, options)
                         for seed, repetition in variants:
                             jitter = campaign.jitter_s if repetition is not None else None
                             identity = {"workload": instance.sha256, "platform": platform.sha256,
-                                        "scheduler": scheduler.name, "options": options, "seed": seed,
+                                        "scheduler": scheduler.name,
+                                        "options": effective, "seed": seed,
                                         "jitter_s": jitter, "repetition": repetition,
                                         "timing": campaign.timing, "version": __version__}
                             runs.append(Run(canonical_hash(identity)[:16], campaign.name, spec.name,
-                                            instance.window, instance_name, instance.path, platform.name,
-                                            platform.path,
+                                            instance.window, instance_name, instance.path, instance.sha256,
+                                            platform.name, platform.path, platform.sha256,
                                             scheduler.label, scheduler.name, options, seed, jitter,
                                             repetition, campaign.timing, campaign.metrics))
     seen: dict[str, Run] = {}
+    keys: set[str] = set()
     for run in runs:
-        if run.id in seen:
-            raise InputError(f"runs {seen[run.id].key!r} and {run.key!r} are the same run (identical inputs)",
-                             path=str(campaign.path))
+        if run.id in seen or run.key in keys:
+            other = seen.get(run.id, run)
+            raise InputError(f"runs {other.key!r} and {run.key!r} are the same run (identical inputs and "
+                             "effective options)", path=str(campaign.path))
         seen[run.id] = run
+        keys.add(run.key)
     return runs
 
 

@@ -23,9 +23,10 @@ SHARES = {"share_wait_lt_1min": "< 1 min", "share_wait_lt_10min": "< 10 min", "s
           "share_wait_lt_6h": "< 6 h"}
 
 
-def configuration(frame: pd.DataFrame) -> pd.Series:
-    """A readable name per scheduler configuration: label and the options that vary."""
-    varying = [c for c in frame.columns if c.startswith("opt_") and frame[c].nunique(dropna=True) > 1]
+def configuration(frame: pd.DataFrame, without: str | None = None) -> pd.Series:
+    """A readable name per scheduler configuration: label and the options that vary (but `without`)."""
+    varying = [c for c in frame.columns
+               if c.startswith("opt_") and c != without and frame[c].nunique(dropna=True) > 1]
     names = frame["scheduler"].astype(str)
     for column in varying:
         names = names + np.where(frame[column].notna(), f" {column[4:]}=" + frame[column].astype(str), "")
@@ -57,7 +58,7 @@ def html_table(frame: pd.DataFrame) -> str:
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Median over seeds and windows of the unperturbed runs, per workload, platform, configuration."""
     base = frame[frame["repetition"].isna() & frame["complete"]]
-    metrics = [m for m in SUMMARY_METRICS if m in base.columns]
+    metrics = [m for m in SUMMARY_METRICS if m in base.columns]  # a campaign may keep only some
     table = (base.groupby(["workload", "platform", "configuration"], sort=True)
              .agg(runs=("run_id", "count"), **{SUMMARY_METRICS[m]: (m, "median") for m in metrics})
              .reset_index())
@@ -70,7 +71,7 @@ def perturbation_table(frame: pd.DataFrame, metric: str = "mean_bounded_slowdown
     each. A difference between two configurations smaller than these ranges is within the noise of
     millisecond event shifts."""
     jittered = frame[frame["repetition"].notna() & frame["complete"]]
-    if jittered.empty:
+    if jittered.empty or metric not in frame:
         return None
     keys = ["workload", "instance", "platform", "configuration"]
     spread = (jittered.groupby(keys, dropna=False)[metric].agg(["median", "min", "max"]).reset_index())
@@ -81,17 +82,28 @@ def perturbation_table(frame: pd.DataFrame, metric: str = "mean_bounded_slowdown
              .agg(unperturbed=("unperturbed", "median"), jitter_median=("median", "median"),
                   jitter_min=("min", "median"), jitter_max=("max", "median"), range_pct=("range %", "max"))
              .reset_index())
-    verdicts = []
-    for (_, _), group in table.groupby(["workload", "platform"]):
-        ordered = group.dropna(subset=["jitter_median"]).sort_values("jitter_median")
-        for position, (index, entry) in enumerate(ordered.iterrows()):
-            if position == 0:
-                verdicts.append((index, "best"))
+    # paired per instance: configuration X is beyond noise on an instance when its jittered range
+    # does not meet the best configuration's range on that same instance
+    verdicts = {}
+    for (workload, platform), group in table.groupby(["workload", "platform"]):
+        ranked = group.dropna(subset=["jitter_median"]).sort_values("jitter_median")
+        if ranked.empty:
+            continue
+        best = ranked.iloc[0]["configuration"]
+        ranges = spread[(spread["workload"] == workload) & (spread["platform"] == platform)].set_index(
+            ["instance", "configuration"])
+        for index, entry in ranked.iterrows():
+            if entry["configuration"] == best:
+                verdicts[index] = "best"
                 continue
-            best = ordered.iloc[0]
-            overlap = entry["jitter_min"] <= best["jitter_max"]
-            verdicts.append((index, "within noise of best" if overlap else "worse than best beyond noise"))
-    table["vs best"] = pd.Series(dict(verdicts)).reindex(table.index).fillna("-")
+            beyond = total = 0
+            for instance in ranges.index.get_level_values("instance").unique():
+                if (instance, best) in ranges.index and (instance, entry["configuration"]) in ranges.index:
+                    mine, theirs = ranges.loc[(instance, entry["configuration"])], ranges.loc[(instance, best)]
+                    total += 1
+                    beyond += bool(mine["min"] > theirs["max"] or mine["max"] < theirs["min"])
+            verdicts[index] = f"beyond noise on {beyond} of {total} instances"
+    table["vs best"] = pd.Series(verdicts).reindex(table.index).fillna("-")
     return table.rename(columns={"range_pct": "max range %"})
 
 
@@ -107,8 +119,8 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
+def _save(fig, path: Path, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> Path:
+    fig.tight_layout(rect=rect)
     fig.savefig(path, dpi=110)
     _pyplot().close(fig)
     return path
@@ -131,7 +143,9 @@ def _panels(data: pd.DataFrame, width: float, height: float):
 def plot_bsld_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
     """AVGbsld per configuration, one panel per workload and platform: each box holds the seeds,
     windows and jittered repetitions of one configuration."""
-    data = frame[frame["complete"] & frame["mean_bounded_slowdown"].notna()]
+    if "mean_bounded_slowdown" not in frame:
+        return None
+    data = frame[frame["complete"] & frame["repetition"].isna() & frame["mean_bounded_slowdown"].notna()]
     if data.empty:
         return None
     fig, panels = _panels(data, 4.6, 3.6)
@@ -153,14 +167,14 @@ def plot_bsld_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
         axis.tick_params(axis="x", rotation=25, labelsize=8)
         for label in axis.get_xticklabels():
             label.set_horizontalalignment("right")
-    fig.suptitle("AVGbsld (tau 10 s) per scheduler configuration\n(box: seeds, windows, jittered repetitions; "
+    fig.suptitle("AVGbsld (tau 10 s) per scheduler configuration, unperturbed runs\n(box: seeds and windows; "
                  "triangle: mean; number: median)", fontsize=9)
     return _save(fig, path)
 
 
 def plot_wait_shares(frame: pd.DataFrame, path: Path) -> Path | None:
     data = frame[frame["complete"] & frame["repetition"].isna()]
-    if data.empty or "share_wait_lt_1min" not in data:
+    if data.empty or not set(SHARES) <= set(data.columns):
         return None
     fig, panels = _panels(data, 5.2, 3.6)
     for axis, part in panels:
@@ -179,15 +193,14 @@ def plot_wait_shares(frame: pd.DataFrame, path: Path) -> Path | None:
         handles, labels = axis.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8)
     fig.suptitle("Share of jobs by waiting time (median over seeds and windows)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=110)
-    _pyplot().close(fig)
-    return path
+    return _save(fig, path, rect=(0, 0.06, 1, 1))
 
 
 def plot_option_curves(frame: pd.DataFrame, path: Path) -> Path | None:
     """Metric vs option, for options taking three numeric values or more (e.g. an alpha0 sweep)."""
     data = frame[frame["complete"] & frame["repetition"].isna()]
+    if "mean_bounded_slowdown" not in data:
+        return None
     curves = []
     for column in (c for c in data.columns if c.startswith("opt_")):
         values = pd.to_numeric(data[column], errors="coerce")
@@ -198,10 +211,10 @@ def plot_option_curves(frame: pd.DataFrame, path: Path) -> Path | None:
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(curves), figsize=(5.0 * len(curves), 4.0), squeeze=False)
     for axis, (column, values) in zip(axes[0], curves, strict=True):
-        part = data.assign(_x=values).dropna(subset=["_x"])
-        for (workload, platform, scheduler), group in part.groupby(["workload", "platform", "scheduler"]):
+        part = data.assign(_x=values, _rest=configuration(data, without=column)).dropna(subset=["_x"])
+        for (workload, platform, rest), group in part.groupby(["workload", "platform", "_rest"]):
             curve = group.groupby("_x")["mean_bounded_slowdown"].agg(["median", "min", "max"])
-            axis.plot(curve.index, curve["median"], marker="o", label=f"{scheduler}: {workload} on {platform}")
+            axis.plot(curve.index, curve["median"], marker="o", label=f"{rest}: {workload} on {platform}")
             axis.fill_between(curve.index, curve["min"], curve["max"], alpha=0.2)
         axis.set_xlabel(column[4:])
         axis.set_ylabel("mean bounded slowdown")
@@ -293,7 +306,9 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
             raise InputError(f"--gantt {gantt_run}: no such run in {results_dir / 'results.parquet'}")
     if not chosen.empty:
         run = chosen.iloc[0]
-        made = plot_gantt(results_dir / "runs" / run["run_id"], out / "gantt.png", int(run["nb_resources"]))
+        run_dir = results_dir / "runs" / run["run_id"]
+        nb_resources = json.loads((run_dir / "summary.json").read_text())["metrics"]["nb_resources"]
+        made = plot_gantt(run_dir, out / "gantt.png", int(nb_resources))
         if made is not None:
             plots.append(made)
             sections.append((f"Schedule of one run: {run['workload']}, {run['platform']}, {run['configuration']}",

@@ -14,7 +14,7 @@ import math
 import os
 import platform as host
 import shutil
-import sys
+import signal
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -26,14 +26,15 @@ from schedlab import __version__
 
 
 @lru_cache(maxsize=8)
-def _workload(path: str):
+def _workload(path: str, sha256: str):
+    """Keyed by content too: a long-lived (Dask) worker must not reuse a file edited since."""
     from schedlab.workload import load_workload
 
     return load_workload(path)
 
 
 @lru_cache(maxsize=8)
-def _platform(path: str):
+def _platform(path: str, sha256: str):
     from schedlab.platform import load_platform
 
     return load_platform(path)
@@ -63,7 +64,8 @@ def run_info(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
-    """Run one simulation (in a worker); returns its results row. Never raises for a failed run."""
+    """Run one simulation (in a worker); returns its results row. A failed run is recorded, not
+    raised; Ctrl-C is raised (what it interrupted leaves nothing behind)."""
     from schedlab.run import simulate
     from schedlab.schedulers.base import create_scheduler
 
@@ -72,16 +74,21 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     shutil.rmtree(temporary, ignore_errors=True)
     t0 = time.perf_counter()
     try:
-        platform = _platform(run["platform_path"])
-        workload = _workload(run["workload_path"])
+        platform = _platform(run["platform_path"], run["platform_sha256"])
+        workload = _workload(run["workload_path"], run["workload_sha256"])
         if run["repetition"] is not None:
             workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
         scheduler = create_scheduler(run["scheduler_name"], option_values(run["options"]))
-        simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
+        result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
+        if isinstance(result.exception, KeyboardInterrupt):
+            raise result.exception
         summary_path = temporary / "summary.json"
         summary = json.loads(summary_path.read_text())
         summary["timing"]["wall_time_s"] = time.perf_counter() - t0
         summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    except KeyboardInterrupt:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
     except Exception as exc:  # a failed run is recorded, the campaign goes on
         temporary.mkdir(parents=True, exist_ok=True)
         error = f"{type(exc).__name__}: {exc}" if not hasattr(exc, "path") else str(exc)
@@ -126,7 +133,9 @@ def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
         **metrics, "jobs_per_state": json.dumps(states, sort_keys=True),
         "scheduling_time_s": timing.get("scheduling_time_s"), "simulation_time_s": timing.get("simulation_time_s"),
         "wall_time_s": timing.get("wall_time_s"),
-        "schedlab_version": summary.get("schedlab_version", __version__), "python": host.python_version(),
+        "workload_path": run["workload_path"], "workload_sha256": run["workload_sha256"],
+        "platform_path": run["platform_path"], "platform_sha256": run["platform_sha256"],
+        "schedlab_version": summary.get("schedlab_version", __version__), **_versions(),
     }
 
 
@@ -140,30 +149,53 @@ def finished_row(run: dict[str, Any], runs_dir: Path) -> dict[str, Any] | None:
     return row(run, summary) if summary.get("complete") else None
 
 
-def _executor(workers: int, dask: str | None):
-    """(submit(fn, *args) -> future, as_completed, close) for a process pool or a Dask cluster."""
-    if dask is None:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+def _ignore_sigint() -> None:
+    """Pool workers leave Ctrl-C to the parent, which stops them (and their runs) itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-        pool = ProcessPoolExecutor(max_workers=workers)
-        return pool.submit, as_completed, lambda: pool.shutdown(wait=False, cancel_futures=True)
+
+def _execute_batch(arguments: tuple[list[dict[str, Any]], str]) -> list[dict[str, Any]]:
+    return execute_runs(*arguments)
+
+
+def _completed_batches(todo: list[dict[str, Any]], runs_dir: Path, workers: int, dask: str | None):
+    """Rows of finished batches as they come, from a process pool or a Dask cluster."""
+    if dask is None:
+        import multiprocessing
+
+        pool = multiprocessing.get_context().Pool(workers, initializer=_ignore_sigint)
+        try:
+            yield from pool.imap_unordered(_execute_batch, [(b, str(runs_dir)) for b in batches(todo, workers)])
+            pool.close()
+        finally:
+            pool.terminate()  # on Ctrl-C or an error: no worker goes on writing runs
+            pool.join()
+        return
+    from distributed import as_completed
+
     from schedlab.experiments.cluster import dask_client
 
     client, closers = dask_client(dask, workers)
-    from distributed import as_completed
-
-    def close() -> None:
+    try:
+        slots = workers if dask == "local" else max(sum(client.nthreads().values()), 1)
+        futures = [client.submit(execute_runs, batch, str(runs_dir), pure=False) for batch in batches(todo, slots)]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            client.cancel(futures)
+    finally:
         for closer in closers:
             closer()
-
-    return (lambda fn, *args: client.submit(fn, *args, pure=False)), as_completed, close
 
 
 def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str | None = None,
                  progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Run what is not finished yet; returns every run's row (finished earlier or now), in plan order."""
-    runs_dir = out_dir / "runs"
+    runs_dir = out_dir.resolve() / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in runs_dir.glob(".*.part"):  # runs cut short by a kill: never complete, start again
+        shutil.rmtree(leftover, ignore_errors=True)
     plain = [run.to_dict() for run in runs]
     rows: dict[str, dict[str, Any]] = {}
     todo = []
@@ -175,23 +207,17 @@ def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str 
             rows[run["id"]] = done
     if progress is not None:
         progress(len(rows), len(plain))
-    if todo:
-        if workers == 1 and dask is None:  # in this process: no pool to start
-            for run in todo:
-                rows[run["id"]] = execute_run(run, str(runs_dir))
-                if progress is not None:
-                    progress(len(rows), len(plain))
-        else:
-            submit, as_completed, close = _executor(workers, dask)
-            try:
-                futures = [submit(execute_runs, batch, str(runs_dir)) for batch in batches(todo, workers)]
-                for future in as_completed(futures):
-                    for result in future.result():
-                        rows[result["run_id"]] = result
-                    if progress is not None:
-                        progress(len(rows), len(plain))
-            finally:
-                close()
+    if todo and workers == 1 and dask is None:  # in this process: no pool to start
+        for run in todo:
+            rows[run["id"]] = execute_run(run, str(runs_dir))
+            if progress is not None:
+                progress(len(rows), len(plain))
+    elif todo:
+        for results in _completed_batches(todo, runs_dir, workers, dask):
+            for result in results:
+                rows[result["run_id"]] = result
+            if progress is not None:
+                progress(len(rows), len(plain))
     ordered = [rows[run["id"]] for run in plain]
     write_results(ordered, out_dir / "results.parquet")
     return ordered
@@ -206,7 +232,9 @@ def write_results(rows: Iterable[dict[str, Any]], path: Path) -> None:
     os.replace(temporary, path)
 
 
-def versions() -> dict[str, str]:
+@lru_cache(maxsize=1)
+def _versions() -> dict[str, str]:
     import numpy
+    import pandas
 
-    return {"schedlab": __version__, "python": sys.version.split()[0], "numpy": numpy.__version__}
+    return {"python": host.python_version(), "numpy": numpy.__version__, "pandas": pandas.__version__}

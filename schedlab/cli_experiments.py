@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,9 @@ def add_parsers(sub: Any) -> None:
         g.add_argument("campaign", help="campaign file (TOML)")
         g.add_argument("--output", "-o", help="results directory (default: out/CAMPAIGN_NAME)")
         if name != "plan":
-            g.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
+            g.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                           help="parallel runs: a process pool of this size, 1 = in this process "
+                                "(default: the number of CPUs)")
             g.add_argument("--dask", metavar="TARGET",
                            help="run on Dask: local (a LocalCluster of --workers processes), slurm or pbs "
                                 "(dask-jobqueue, from the dask configuration), or a scheduler address")

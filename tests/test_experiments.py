@@ -177,7 +177,8 @@ def test_dask_local_cluster_gives_the_process_pools_results(tmp_path):
         done = run_cli("experiment", "run", str(path), "-o", str(tmp_path / mode), *extra)
         assert done.returncode == 0, done.stderr
         frame = pd.read_parquet(tmp_path / mode / "results.parquet").set_index("run_id").sort_index()
-        results[mode] = frame.drop(columns=["scheduling_time_s", "simulation_time_s", "wall_time_s"])
+        results[mode] = frame.drop(columns=["scheduling_time_s", "simulation_time_s", "wall_time_s",
+                                            "workload_path", "platform_path"])  # where each was made
     assert len(results["pool"]) == 30
     pd.testing.assert_frame_equal(results["pool"], results["dask"])
 
@@ -291,3 +292,114 @@ def test_jobqueue_example_makes_batch_job_scripts():
             finally:
                 cluster.close()
             assert directive in script and "source $HOME/schedlab/.venv/bin/activate" in script, script
+
+
+def test_equivalent_option_values_are_one_run(tmp_path, capsys):
+    def ids(options: str, name: str) -> set[str]:
+        path = campaign_file(tmp_path, name=name)
+        path.write_text(path.read_text().replace('options = { queue_order = ["fcfs", "spt"] }', options))
+        return {r.id for r in expand(load_campaign(path), tmp_path / "o") if r.scheduler == "easy"}
+
+    plain = ids("", "a.toml")  # defaults
+    assert plain == ids('options = { queue_order = "fcfs", reservation = "count" }', "b.toml")
+    machines = ids('options = { reservation = "machines", rjms_delay_s = 5 }', "c.toml")
+    assert machines == ids('options = { reservation = "machines", rjms_delay_s = 5.0 }', "d.toml")
+    assert machines == ids('options = { reservation = "machines", rjms_delay_s = "5" }', "e.toml")
+    assert machines != plain
+    path = campaign_file(tmp_path, name="f.toml")
+    path.write_text(path.read_text().replace('queue_order = ["fcfs", "spt"]', 'rjms_delay_s = [5, "5"], '
+                                             'reservation = "machines"'))
+    one_line_error(capsys, ["experiment", "plan", str(path), "-o", str(tmp_path / "o")], "are the same run")
+
+
+def test_jitter_size_and_seed_move_only_the_jittered_runs(tmp_path):
+    def ids(jitter: float, seeds: str, name: str) -> dict[str, str]:
+        path = campaign_file(tmp_path, extra=f"\n[perturb]\nsubmit_jitter_s = {jitter}\nrepetitions = 1\n", name=name)
+        path.write_text(path.read_text().replace("seeds = [1, 2]", seeds))
+        return {r.key.rsplit(" | jitter", 1)[0] + ("+j" if r.repetition is not None else ""): r.id
+                for r in expand(load_campaign(path), tmp_path / "o")}
+
+    small, large = ids(0.001, "seeds = [1, 2]", "s.toml"), ids(0.002, "seeds = [1, 2]", "l.toml")
+    moved = {k for k in small if small[k] != large.get(k)}
+    assert moved == {k for k in small if k.endswith("+j")} and moved
+    other_seed = ids(0.001, "seeds = [1, 3]", "o.toml")
+    assert {k for k in small if "seed=2" in k} and not {k for k in small if "seed=2" in k} & set(other_seed)
+
+
+def test_a_relative_results_directory_gives_absolute_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runs = expand(load_campaign(campaign_file(tmp_path)), Path("relative"))
+    assert all(Path(r.workload_path).is_absolute() and Path(r.platform_path).is_absolute() for r in runs)
+
+
+def test_per_workload_seeds_and_validation_points_at_the_key(tmp_path, capsys):
+    path = campaign_file(tmp_path)
+    path.write_text(path.read_text().replace('name = "synthetic"', 'name = "synthetic"\nseeds = [7]'))
+    runs = expand(load_campaign(path), tmp_path / "o")
+    assert {r.seed for r in runs if r.workload == "synthetic"} == {7}
+    cases = [
+        (('name = "trace"', 'name = "synthetic"'),
+         "c.toml:9: field 'workloads[1].name': name 'synthetic' is used twice"),
+        (('queue_order = ["fcfs", "spt"]', 'rjms_delay_s = [5, -1], reservation = "machines"'),
+         "field 'schedulers[0].rjms_delay_s'"),
+        (('queue_order = ["fcfs", "spt"]', "queue_order = []"), "field 'schedulers[0].queue_order': an empty list"),
+        (('options = { queue_order = ["fcfs", "spt"] }', "options = 5"), "field 'schedulers[0]': expected a table"),
+        (("seeds = [1, 2]", "seeds = [1, 1]"), "field 'seeds': a seed is listed twice"),
+        (("seeds = [1, 2]", 'seeds = [1, 2]\nmetrics = ["nope"]'), "unknown metric 'nope'"),
+    ]
+    for change, fragment in cases:
+        bad = campaign_file(tmp_path)
+        bad.write_text(bad.read_text().replace(*change))
+        one_line_error(capsys, ["experiment", "plan", str(bad), "-o", str(tmp_path / "o")], fragment)
+
+
+def test_ctrl_c_stops_a_campaign_and_its_workers(tmp_path):
+    path = campaign_file(tmp_path, jobs=6000)
+    out = tmp_path / "o"
+    process = subprocess.Popen([sys.executable, "-m", "schedlab", "experiment", "run", str(path), "-o", str(out),
+                                "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((out / "runs").glob("[0-9a-f]*"))) < 1:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "interrupted" in err
+    stopped = sorted(p.name for p in (out / "runs").glob("[0-9a-f]*"))
+    time.sleep(1.5)  # no worker goes on writing runs after the campaign has stopped
+    assert sorted(p.name for p in (out / "runs").glob("[0-9a-f]*")) == stopped and len(stopped) < 12
+    assert all(json.loads((out / "runs" / run / "summary.json").read_text())["complete"] for run in stopped)
+
+
+def test_perturbation_verdict_is_paired_by_instance():
+    from schedlab.experiments.report import perturbation_table
+
+    rows = []
+    # A beats B by far on window 0 and loses by far on window 1: their medians over windows are
+    # equal, yet on every window they differ beyond the jitter noise (+-1)
+    for config, values in (("A", (100.0, 300.0)), ("B", (310.0, 90.0))):
+        for window, value in enumerate(values):
+            for repetition, delta in ((None, 0.0), (0, -1.0), (1, 1.0)):
+                rows.append({"workload": "w", "instance": f"w#{window}", "platform": "p", "configuration": config,
+                             "repetition": repetition, "complete": True, "mean_bounded_slowdown": value + delta})
+    table = perturbation_table(pd.DataFrame(rows)).set_index("configuration")
+    verdicts = set(table["vs best"])
+    assert verdicts == {"best", "beyond noise on 2 of 2 instances"}
+
+
+def test_option_curves_keep_the_other_options_apart():
+    from schedlab.experiments.report import configuration
+
+    frame = pd.DataFrame({"scheduler": ["easy"] * 4, "opt_queue_order": ["fcfs", "fcfs", "spt", "spt"],
+                          "opt_rjms_delay_s": ["0", "5", "0", "5"]})
+    assert list(configuration(frame, without="opt_rjms_delay_s")) == [
+        "easy queue_order=fcfs", "easy queue_order=fcfs", "easy queue_order=spt", "easy queue_order=spt"]
+
+
+def test_a_report_of_a_campaign_keeping_few_metrics(tmp_path):
+    path = campaign_file(tmp_path)
+    path.write_text(path.read_text().replace("seeds = [1, 2]", 'seeds = [1, 2]\nmetrics = ["mean_waiting_time_s"]'))
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o")]) == 0
+    frame = pd.read_parquet(tmp_path / "o" / "results.parquet")
+    assert "mean_waiting_time_s" in frame and "mean_bounded_slowdown" not in frame
+    assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
+    assert "mean wait (s)" in (tmp_path / "r" / "report.md").read_text()
