@@ -235,13 +235,10 @@ def _scheduler(raw: Any, at: _Locator, index: int) -> SchedulerSpec:
 
 def load_campaign(path: str | Path) -> Campaign:
     """Read and validate a campaign file; relative paths are relative to the file."""
+    from schedlab.paths import read_input_text
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    text = read_input_text(path, "a campaign file (TOML)")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -99,14 +99,10 @@ REQUIRED_JOBS_COLUMNS = ("job_id", "submission_time", "requested_number_of_resou
 def read_jobs_csv(path: str | Path) -> list[Outcome]:
     """Read a Batsim (or schedlab) `_jobs.csv`. A file without a header, a short or long row, or a
     last line without its newline (a file cut while written) is an error naming the line."""
-    path = Path(path)
+    from schedlab.paths import read_input_text
+
     where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=where) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=where) from None
+    text = read_input_text(path, "a Batsim jobs.csv")
     if not text.strip():
         raise InputError("empty file (no header line; expected a Batsim jobs.csv)", path=where, line=1)
     if not text.endswith("\n"):

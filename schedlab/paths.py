@@ -90,3 +90,16 @@ def atomic_write(path: str | Path) -> Iterator[IO[str]]:
         with suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def read_input_text(path: str | Path, what: str = "an input file") -> str:
+    """The text of an input file; a missing, unreadable or undecodable one is one line (exit 2)."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(path)) from None
+    except IsADirectoryError:
+        raise InputError(f"is a directory, expected {what}", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None

@@ -94,11 +94,7 @@ def parse_platform_xml(text: str, path: str = "<string>", *,
 
 
 def load_platform(path: str | Path, *, master_host: str = DEFAULT_MASTER_HOST) -> Platform:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    from schedlab.paths import read_input_text
+
+    text = read_input_text(path, "a SimGrid platform XML file")
     return parse_platform_xml(text, str(path), master_host=master_host)

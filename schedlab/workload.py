@@ -104,14 +104,9 @@ def parse_workload(text: str, path: str = "<string>", name: str = "w0") -> Workl
 
 
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a Batsim JSON workload", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", path=str(path)) from None
+    from schedlab.paths import read_input_text
+
+    return read_input_text(path, "a Batsim JSON workload")
 
 
 def load_workload(path: str | Path, name: str = "w0") -> Workload:
