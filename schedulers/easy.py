@@ -38,6 +38,9 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
             raise ValueError("reservation=machines follows batsched: backfill_order=queue and a static queue order")
         if rjms_delay_s < 0:
             raise ValueError("rjms_delay_s must be >= 0")
+        if reservation == "machines" and type(self).estimate_s is not QueueScheduler.estimate_s:
+            raise ValueError("reservation=machines plans with walltimes, as batsched does; it takes no "
+                             "predicted estimates (use reservation=count)")
         self.backfill_order = backfill_order
         self.reservation = reservation
         self.rjms_delay_s = rjms_delay_s
@@ -66,6 +69,18 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         super().on_job_completed(job_id, state, now)
         if self.reservation == "machines":
             self._machines_completed(job_id)
+
+    def revise_estimate(self, job_id: str, estimate_s: float, now: float) -> None:
+        self._refuse_in_machines_mode()
+        super().revise_estimate(job_id, estimate_s, now)
+
+    def revise_expected_end(self, job_id: str, end_s: float, now: float) -> None:
+        self._refuse_in_machines_mode()
+        super().revise_expected_end(job_id, end_s, now)
+
+    def _refuse_in_machines_mode(self) -> None:
+        if self.reservation == "machines":
+            raise RuntimeError("reservation=machines plans with walltimes (batsched's rule): estimates are fixed")
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         if self.reservation == "machines":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from typing import Any
 
 from procset import ProcSet
 
-from schedlab.model import Decision, Execute, Job, JobState, Platform, Reject
+from schedlab.model import CallMeLater, Decision, Execute, Job, JobState, Platform, Reject
 from schedlab.resources import ResourceMask
 from schedlab.schedulers.base import Scheduler
 from schedlab.schedulers.policies import get_policy
@@ -26,8 +27,16 @@ class Running:
 class QueueScheduler(Scheduler):
     """Waiting jobs sorted by a queue policy; too-large jobs rejected; lowest free ids allocated.
 
-    Subclasses implement `_schedule(now, decisions)`. `estimate_s(job)` is the planning duration:
-    the walltime here; prediction-driven schedulers override it (the walltime stays the kill time).
+    Subclasses implement `_schedule(now, decisions)`. Extension points for prediction-driven
+    schedulers (the walltime stays the kill time):
+    - `estimate_s(job)`: the planning duration given at submission (here: the walltime);
+    - `revise_estimate(job_id, estimate_s, now)`: a waiting job's estimate changes (its queue
+      position follows when the policy uses estimates);
+    - `revise_expected_end(job_id, end_s, now)`: a running job's planned end changes;
+    - `overrun_end_s(running, now)`: the new planned end of a running job found past its planned
+      end (here: start + walltime, when Batsim would kill it). A plan never holds an end in the past,
+      and an expected end before the kill time gets a CALL_ME_LATER, so the plan is revised when the
+      estimate expires even if nothing else happens.
     """
 
     def __init__(self, *, queue_order: str = "fcfs") -> None:
@@ -43,6 +52,7 @@ class QueueScheduler(Scheduler):
         self._completed = False  # a job completed since the last decide
         self._seq = 0
         self._pending: list[Decision] = []
+        self._calls: set[float] = set()  # CALL_ME_LATER times asked for and not yet come
 
     def options(self) -> dict[str, Any]:
         return {"queue_order": self.queue_order}
@@ -50,6 +60,64 @@ class QueueScheduler(Scheduler):
     # ------------------------------------------------------------------ planning duration
     def estimate_s(self, job: Job) -> float:
         return math.inf if job.walltime_s is None else job.walltime_s
+
+    def overrun_end_s(self, running: Running, now: float) -> float:
+        """Planned end of a job found running at or past its planned end: its walltime end, the
+        latest it can end (`overrun=walltime`); unknown (infinite) without a walltime."""
+        walltime = running.job.walltime_s
+        return running.start_s + walltime if walltime is not None else math.inf
+
+    def waiting_estimate_s(self, job_id: str) -> float:
+        return self._queue[self._waiting_index(job_id)][4]
+
+    def expected_end_s(self, job_id: str) -> float:
+        return self._running[job_id].end_key[0]
+
+    def revise_estimate(self, job_id: str, estimate_s: float, now: float) -> None:
+        """A waiting job's planning duration changes; the next decision plans with it."""
+        index = self._waiting_index(job_id)
+        old = self._queue.pop(index)
+        job = old[3]
+        entry = (self._policy.score(job, estimate_s, now), old[1], old[2], job, estimate_s, old[5])
+        insort(self._queue, entry)
+        self._new = [entry if e is old else e for e in self._new]
+        self._released = True
+
+    def revise_expected_end(self, job_id: str, end_s: float, now: float) -> None:
+        """A running job's planned end changes (never to a time before `now`)."""
+        running = self._running[job_id]
+        del self._ends[bisect_left(self._ends, running.end_key)]
+        self._seq += 1
+        running.end_key = (max(end_s, now), self._seq, running.job.res)
+        insort(self._ends, running.end_key)
+        self._ask_call(running, now, self._pending)
+        self._released = True
+
+    def _waiting_index(self, job_id: str) -> int:
+        for index, entry in enumerate(self._queue):
+            if entry[3].id == job_id:
+                return index
+        raise KeyError(f"job {job_id!r} is not waiting")
+
+    def _ask_call(self, running: Running, now: float, out: list[Decision]) -> None:
+        """Be called at a planned end that comes before the kill time (an estimate that may expire)."""
+        end = running.end_key[0]
+        walltime = running.job.walltime_s
+        if now < end < (math.inf if walltime is None else running.start_s + walltime) and end not in self._calls:
+            self._calls.add(end)
+            out.append(CallMeLater(end))
+
+    def _revise_overdue(self, now: float) -> None:
+        """Jobs still running at or past their planned end (they have not completed: completions
+        come before decisions) get a later one from `overrun_end_s`: planning them to end now would
+        count resources as free that are not."""
+        overdue = list(itertools.takewhile(lambda key: key[0] <= now, self._ends))
+        by_key = {running.end_key: running for running in self._running.values()}
+        for key in overdue:
+            running = by_key[key]
+            end = self.overrun_end_s(running, now)
+            if end > key[0]:
+                self.revise_expected_end(running.job.id, end, now)
 
     # ------------------------------------------------------------------ hooks
     def on_simulation_begins(self, platform: Platform, now: float) -> None:
@@ -78,10 +146,13 @@ class QueueScheduler(Scheduler):
         self._completed = True
 
     def on_requested_call(self, now: float) -> None:
+        self._calls.discard(now)
         self._released = True
 
     # ------------------------------------------------------------------ decisions
     def decide(self, now: float) -> list[Decision]:
+        if self._ends and self._ends[0][0] <= now:
+            self._revise_overdue(now)
         decisions, self._pending = self._pending, []
         if self._policy.dynamic and self._queue:
             self._queue = sorted((self._policy.score(e[3], e[4], now), *e[1:])
@@ -117,8 +188,9 @@ class QueueScheduler(Scheduler):
         self._seq += 1
         end_key = (now + (self.estimate_s(job) if estimate_s is None else estimate_s), self._seq, job.res)
         insort(self._ends, end_key)
-        self._running[job.id] = Running(job, alloc, now, end_key)
+        running = self._running[job.id] = Running(job, alloc, now, end_key)
         decisions.append(Execute(job.id, alloc))
+        self._ask_call(running, now, decisions)
 
     # ------------------------------------------------------------------ introspection (tests, tools)
     @property
