@@ -222,6 +222,7 @@ def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> No
 def build_parser() -> argparse.ArgumentParser:
     from schedlab import __version__
     from schedlab.cli_experiments import add_parsers as add_experiment_parsers
+    from schedlab.cli_predictors import add_parsers as add_predictor_parsers
     from schedlab.cli_workloads import add_parsers
 
     parser = argparse.ArgumentParser(prog="schedlab", description=__doc__)
@@ -278,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub)
     add_experiment_parsers(sub)
+    add_predictor_parsers(sub)
     return parser
 
 

@@ -152,6 +152,13 @@ def to_trace_jobs(path: str | Path, *, unit: str = "cores") -> TraceJobs:
         if column is not None:
             # object columns stay objects: a missing value is NaN/None (the key is left out), not "nan"
             extras[feature] = frame[column].to_numpy()
+    # what predictors need whatever `unit` says res counts: both requests and the time limit itself
+    # (the walltime may be filled in by --missing-walltime; this stays the user's request)
+    for feature, key in (("cores_req", "cores_req"), ("nodes_req", "nodes_req")):
+        if cols[key] is not None:
+            extras[feature] = frame[cols[key]].astype("float64").to_numpy()
+    if cols["time_limit"] is not None:
+        extras["requested_time_s"] = np.where(requested_time > 0, requested_time, np.nan)
     origin = float(np.floor(np.nanmin(submit))) if len(submit) else 0.0
     ids = frame[cols["job_id"]].to_numpy() if cols["job_id"] else np.arange(len(frame))
     return TraceJobs(source=where, job_ids=ids, submit_s=submit - origin, run_s=run, requested_procs=requested,

@@ -1,0 +1,82 @@
+"""Prediction quality in the DIWS study's layout (errors in minutes).
+
+- MAE, MSE, RMSE, R² of prediction vs actual run time;
+- "95% interval": the 2.5th and 97.5th percentiles of the **absolute** error (the study's lower
+  bound is 0.00 everywhere, which only this reading gives);
+- over- (prediction > actual), under- and exact (|error| <= 0.5 s) shares, with min / max / mean of
+  the errors in each class and the share of them under 60 minutes;
+- effectiveness, an interpretation of the study's undefined figure (../shared/docs/diws-study.md
+  §9): per job e = (|limit - actual| - |prediction - actual|) / |limit - actual|; "valid" = mean of
+  e over jobs whose prediction is not below the actual run time; "general" = mean over all jobs
+  with underestimates counted as 0; jobs whose limit equals their run time are left out;
+- the share of jobs whose time limit underestimates their run time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def prediction_report(actual_s: np.ndarray, predicted_s: np.ndarray, limit_s: np.ndarray) -> dict[str, Any]:
+    actual = np.asarray(actual_s, dtype=float) / 60.0
+    predicted = np.asarray(predicted_s, dtype=float) / 60.0
+    limit = np.asarray(limit_s, dtype=float) / 60.0
+    error = predicted - actual
+    absolute = np.abs(error)
+    exact = absolute <= 0.5 / 60.0
+    over = (error > 0) & ~exact
+    under = (error < 0) & ~exact
+    n = len(actual)
+    variance = float(np.sum((actual - actual.mean()) ** 2)) if n else 0.0
+
+    def errors(mask: np.ndarray) -> dict[str, Any]:
+        values = absolute[mask]
+        return {"share": float(mask.mean()) if n else None,
+                "min": float(values.min()) if len(values) else None,
+                "max": float(values.max()) if len(values) else None,
+                "mean": float(values.mean()) if len(values) else None,
+                "share_under_60min": float((values < 60.0).mean()) if len(values) else None}
+
+    known = np.isfinite(limit)
+    gap = np.abs(limit - actual)
+    usable = known & (gap > 0)
+    effect = np.where(usable, (gap - absolute) / np.where(usable, gap, 1.0), np.nan)
+    valid = usable & (error >= 0)
+    return {
+        "nb_jobs": n,
+        "mae_min": float(absolute.mean()) if n else None,
+        "mse_min2": float((error ** 2).mean()) if n else None,
+        "rmse_min": float(np.sqrt((error ** 2).mean())) if n else None,
+        "r2": float(1.0 - np.sum(error ** 2) / variance) if variance > 0 else None,
+        "interval95_abs_error_min": ([float(np.percentile(absolute, 2.5)), float(np.percentile(absolute, 97.5))]
+                                     if n else None),
+        "over": errors(over), "under": errors(under), "exact": {"share": float(exact.mean()) if n else None},
+        "effectiveness_general": (float(np.nanmean(np.where(valid, effect, 0.0)[usable]))
+                                  if usable.any() else None),
+        "effectiveness_valid": float(np.nanmean(effect[valid])) if valid.any() else None,
+        "share_limit_underestimates": float((known & (limit < actual)).mean()) if n else None,
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    def pct(value: Any) -> str:
+        return "-" if value is None else f"{100 * value:.2f}%"
+
+    def num(value: Any) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    lines = [f"{report['nb_jobs']} jobs (errors in minutes)",
+             f"  MAE {num(report['mae_min'])}  MSE {num(report['mse_min2'])}  RMSE {num(report['rmse_min'])}  "
+             f"R2 {num(report['r2'])}",
+             "  95% interval of |error| [" + ", ".join(num(v) for v in report["interval95_abs_error_min"] or []) + "]"]
+    for name in ("over", "under"):
+        part = report[name]
+        lines.append(f"  {name:<5} {pct(part['share'])}  min/max/mean {num(part['min'])} / {num(part['max'])} / "
+                     f"{num(part['mean'])}  under 60 min {pct(part['share_under_60min'])}")
+    lines.append(f"  exact {pct(report['exact']['share'])}")
+    lines.append(f"  effectiveness general {pct(report['effectiveness_general'])}, valid "
+                 f"{pct(report['effectiveness_valid'])}; time limit underestimates "
+                 f"{pct(report['share_limit_underestimates'])} of jobs")
+    return "\n".join(lines)

@@ -1,0 +1,182 @@
+"""Runtime predictors with scikit-learn's contract, persisted safely (skops) with a model card.
+
+`RuntimePredictor(features=..., model=..., seed=..., margin_min=...)` stores its parameters only;
+`fit(X, y)` learns from a job table (features.job_table) and run times in seconds; `predict(X)`
+gives seconds. Models: `dt` (default), `rf`, `gb` (scikit-learn), `nn` (a 3-hidden-layer MLP on
+MinMax-scaled inputs; scikit-learn has neither dropout nor a Huber loss, so the study's network is
+approximated: squared loss, L2 penalty), and the baselines `walltime` (the time limit) and
+`user-last2` (mean of the user's last two run times, in the order rows are given; `partial_fit`
+adds completions). Hyper-parameters are scikit-learn's defaults (the study gives none), recorded
+in the card.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform as host
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from schedlab import __version__
+from schedlab.errors import InputError
+from schedlab.predictors.features import CATEGORICAL, UserMeans, get_feature_set, present_columns
+
+MODELS = {
+    "dt": "DecisionTreeRegressor (scikit-learn defaults)",
+    "rf": "RandomForestRegressor (scikit-learn defaults)",
+    "gb": "GradientBoostingRegressor (scikit-learn defaults)",
+    "nn": "MLPRegressor, 3 hidden layers of 64, MinMax-scaled inputs (no dropout/Huber in scikit-learn)",
+    "walltime": "baseline: the job's time limit",
+    "user-last2": "baseline: mean of the user's last two run times (time limit before that)",
+}
+
+
+def _estimator(model: str, seed: int):
+    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    if model == "dt":
+        return DecisionTreeRegressor(random_state=seed)
+    if model == "rf":
+        return RandomForestRegressor(random_state=seed, n_jobs=1)
+    if model == "gb":
+        return GradientBoostingRegressor(random_state=seed)
+    if model == "nn":
+        return MLPRegressor(hidden_layer_sizes=(64, 64, 64), random_state=seed, max_iter=300, early_stopping=True)
+    raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
+
+
+def build_pipeline(columns: list[str], user_means: tuple[str, ...], model: str, seed: int):
+    """Features -> codes and imputation (fitted on training rows) -> [scaling] -> regressor."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MinMaxScaler, OrdinalEncoder
+
+    categorical = [c for c in columns if c in CATEGORICAL]
+    means = tuple(c for c in user_means if c in columns) if "user" in columns else ()
+    steps: list[tuple[str, Any]] = []
+    if means:
+        steps.append(("user_means", UserMeans(columns=means)))
+    codes = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1, encoded_missing_value=-1)
+    steps.append(("codes", ColumnTransformer([("categorical", codes, categorical)], remainder="passthrough")))
+    steps.append(("impute", SimpleImputer(strategy="median", keep_empty_features=True)))
+    if model == "nn":
+        steps.append(("scale", MinMaxScaler()))
+    steps.append(("model", _estimator(model, seed)))
+    return Pipeline(steps)
+
+
+class RuntimePredictor(RegressorMixin, BaseEstimator):
+    """Predicts run times (seconds) from a job table."""
+
+    def __init__(self, *, features: str = "diws", model: str = "dt", seed: int = 0, margin_min: float = 0.0) -> None:
+        self.features = features
+        self.model = model
+        self.seed = seed
+        self.margin_min = margin_min
+
+    def fit(self, X: pd.DataFrame, y: Any) -> RuntimePredictor:  # noqa: N803 (scikit-learn's names)
+        feature_set = get_feature_set(self.features)
+        if self.model not in MODELS:
+            raise InputError(f"unknown model {self.model!r} (known: {', '.join(MODELS)})")
+        self.columns_, self.dropped_ = present_columns(X, feature_set)
+        y = np.asarray(y, dtype=float)
+        if self.model in ("walltime", "user-last2"):
+            self.pipeline_ = None
+            self.last_runtimes_ = {}
+            if self.model == "user-last2":
+                self.partial_fit(X, y)
+            return self
+        if not self.columns_:
+            raise InputError(f"no feature of set {self.features!r} is present in the training jobs")
+        self.pipeline_ = build_pipeline(self.columns_, feature_set.user_means, self.model, self.seed)
+        self.pipeline_.fit(X[self.columns_], y)
+        return self
+
+    def partial_fit(self, X: pd.DataFrame, y: Any) -> RuntimePredictor:  # noqa: N803
+        """`user-last2`: completions, in completion order."""
+        if self.model != "user-last2":
+            raise InputError(f"model {self.model!r} learns with fit only")
+        if not hasattr(self, "last_runtimes_"):
+            self.columns_, self.dropped_, self.pipeline_, self.last_runtimes_ = list(X.columns), [], None, {}
+        for user, runtime in zip(X["user"].tolist(), np.asarray(y, dtype=float).tolist(), strict=True):
+            self.last_runtimes_[str(user)] = [*self.last_runtimes_.get(str(user), [])[-1:], runtime]
+        return self
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:  # noqa: N803
+        limit = X["time_limit"].to_numpy(dtype=float) if "time_limit" in X else np.full(len(X), np.nan)
+        if self.model == "walltime":
+            predicted = limit
+        elif self.model == "user-last2":
+            means = {user: float(np.mean(values)) for user, values in self.last_runtimes_.items()}
+            predicted = np.array([means.get(str(u), t) for u, t in zip(X["user"].tolist(), limit, strict=True)])
+        else:
+            predicted = self.pipeline_.predict(X[self.columns_])
+        return np.asarray(predicted, dtype=float) + 60.0 * self.margin_min
+
+
+# ---------------------------------------------------------------------------------------------- files
+
+_OURS = ("schedlab.predictors.",)
+_TRUSTED_PREFIXES = ("sklearn.", "numpy.", "scipy.", "builtins.", *_OURS)
+
+
+def save(predictor: RuntimePredictor, path: str | Path, card: dict[str, Any]) -> Path:
+    """The predictor in skops format (no pickle) and its card beside it (PATH.card.json)."""
+    import skops.io
+
+    from schedlab.paths import atomic_write
+
+    path = Path(path)
+    skops.io.dump(predictor, path)
+    with atomic_write(card_path(path)) as handle:
+        handle.write(json.dumps(card, indent=2, sort_keys=True, default=str) + "\n")
+    return path
+
+
+def card_path(path: Path) -> Path:
+    return path.with_name(path.name + ".card.json")
+
+
+def load(path: str | Path) -> tuple[RuntimePredictor, dict[str, Any]]:
+    """Load a predictor, trusting only scikit-learn's, numpy's and our own types."""
+    import skops.io
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file", path=str(path))
+    try:
+        untrusted = skops.io.get_untrusted_types(file=path)
+    except Exception as exc:  # skops raises many kinds on a file that is not its format
+        raise InputError(f"not a skops model file: {exc}", path=str(path)) from None
+    refused = [name for name in untrusted if not name.startswith(_TRUSTED_PREFIXES)]
+    if refused:
+        raise InputError(f"refusing to load types {', '.join(refused[:3])} (not scikit-learn's or schedlab's)",
+                         path=str(path))
+    predictor = skops.io.load(path, trusted=untrusted)
+    card_file = card_path(path)
+    card = json.loads(card_file.read_text()) if card_file.is_file() else {}
+    return predictor, card
+
+
+def versions() -> dict[str, str]:
+    import sklearn
+    import skops
+
+    return {"schedlab": __version__, "python": host.python_version(), "numpy": np.__version__,
+            "pandas": pd.__version__, "scikit-learn": sklearn.__version__, "skops": skops.__version__}
+
+
+def data_hash(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

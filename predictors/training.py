@@ -1,0 +1,77 @@
+"""Training and evaluating runtime predictors on a workload file (the run times are the delays of
+its profiles: offline training data, earlier than whatever the predictor is used on)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schedlab.errors import InputError
+from schedlab.predictors.evaluate import prediction_report
+from schedlab.predictors.features import SOURCES, get_feature_set, job_table
+from schedlab.predictors.runtime import MODELS, RuntimePredictor, data_hash, versions
+
+SPLITS = ("random", "time", "none")
+
+
+def load_training_data(path: str | Path):
+    """(jobs, their table with every known column, run times in seconds), in submission order."""
+    from schedlab.workload import load_workload
+
+    workload = load_workload(path)
+    jobs = list(workload.jobs)
+    if not jobs:
+        raise InputError("no job to learn from", path=str(path))
+    delays = [workload.profiles[job.profile].delay_s for job in jobs]
+    if any(delay is None for delay in delays):
+        raise InputError("runtime predictors learn from delay profiles only", path=str(path))
+    return jobs, job_table(jobs, SOURCES), np.asarray(delays, dtype=float)
+
+
+def split_indices(jobs: list[Any], kind: str, test_share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """random: a seeded test share; time: the last jobs by submission (the same count), so training
+    data precede the test window; none: everything trains, nothing tests."""
+    n = len(jobs)
+    if kind not in SPLITS:
+        raise InputError(f"unknown split {kind!r} (known: {', '.join(SPLITS)})")
+    if kind == "none":
+        return np.arange(n), np.arange(0)
+    if not 0 < test_share < 1:
+        raise InputError(f"--test-share must be in (0, 1), got {test_share:g}")
+    nb_test = max(1, round(n * test_share))
+    if kind == "random":
+        order = np.random.default_rng(seed).permutation(n)
+        return np.sort(order[nb_test:]), np.sort(order[:nb_test])
+    order = np.argsort([job.submit_time_s for job in jobs], kind="stable")
+    return np.sort(order[:n - nb_test]), np.sort(order[n - nb_test:])
+
+
+def train(workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
+          test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0) -> tuple[RuntimePredictor, dict[str, Any]]:
+    """Fit on the training part, evaluate on the test part; returns the predictor and its card."""
+    get_feature_set(features)
+    if model not in MODELS:
+        raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
+    jobs, table, runtimes = load_training_data(workload_path)
+    train_idx, test_idx = split_indices(jobs, split, test_share, seed)
+    predictor = RuntimePredictor(features=features, model=model, seed=seed, margin_min=margin_min)
+    predictor.fit(table.iloc[train_idx].reset_index(drop=True), runtimes[train_idx])
+    submits = np.array([job.submit_time_s for job in jobs])
+    card: dict[str, Any] = {
+        "features": {"set": features, "description": get_feature_set(features).doc, "used": predictor.columns_,
+                     "dropped_not_in_data": predictor.dropped_},
+        "model": {"name": model, "description": MODELS[model], "params": predictor.get_params()},
+        "training_data": {"path": str(workload_path), "sha256": data_hash(workload_path), "nb_jobs": len(train_idx),
+                          "submit_window_s": [float(submits[train_idx].min()), float(submits[train_idx].max())]},
+        "split": {"kind": split, "test_share": test_share if split != "none" else 0.0, "seed": seed,
+                  "nb_test_jobs": len(test_idx)},
+        "seed": seed, "versions": versions(),
+    }
+    if len(test_idx):
+        test = table.iloc[test_idx].reset_index(drop=True)
+        card["split"]["test_submit_window_s"] = [float(submits[test_idx].min()), float(submits[test_idx].max())]
+        card["metrics"] = prediction_report(runtimes[test_idx], predictor.predict(test),
+                                            test["time_limit"].to_numpy(dtype=float))
+    return predictor, card

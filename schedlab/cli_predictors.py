@@ -1,0 +1,69 @@
+"""`schedlab predictor train|evaluate`: runtime predictors on workload files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from schedlab.paths import check_output_file
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from schedlab.predictors.evaluate import format_report
+    from schedlab.predictors.runtime import save
+    from schedlab.predictors.training import train
+
+    check_output_file(args.output)
+    predictor, card = train(args.workload, features=args.features, model=args.model, split=args.split,
+                            test_share=args.test_share, seed=args.seed, margin_min=args.margin)
+    save(predictor, args.output, card)
+    print(f"{args.model} on {args.features} ({', '.join(card['features']['used'])}; dropped: "
+          f"{', '.join(card['features']['dropped_not_in_data']) or '-'}), {card['training_data']['nb_jobs']} "
+          f"training jobs -> {args.output} (+ .card.json)")
+    if "metrics" in card:
+        print(f"test set ({args.split} split):\n" + format_report(card["metrics"]))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from schedlab.predictors.evaluate import format_report, prediction_report
+    from schedlab.predictors.runtime import load
+    from schedlab.predictors.training import load_training_data
+
+    predictor, card = load(args.model)
+    _, table, runtimes = load_training_data(args.workload)
+    report = prediction_report(runtimes, predictor.predict(table), table["time_limit"].to_numpy(dtype=float))
+    if args.json:
+        print(json.dumps({"model": card.get("model"), "training_data": card.get("training_data"), **report}, indent=2))
+    else:
+        trained = card.get("training_data", {})
+        print(f"{predictor.model} on {predictor.features}, trained on {trained.get('nb_jobs', '?')} jobs of "
+              f"{trained.get('path', '?')}")
+        print(format_report(report))
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    from schedlab.predictors.features import FEATURE_SETS
+    from schedlab.predictors.runtime import MODELS
+    from schedlab.predictors.training import SPLITS
+
+    p = sub.add_parser("predictor", help="runtime predictors: train and evaluate")
+    psub = p.add_subparsers(dest="predictor_command", required=True)
+    g = psub.add_parser("train", help="train a runtime predictor on a workload (run times = profile delays)")
+    g.add_argument("--workload", "-w", required=True, help="Batsim JSON workload (e.g. converted from a trace)")
+    g.add_argument("--features", choices=sorted(FEATURE_SETS), default="diws")
+    g.add_argument("--model", choices=list(MODELS), default="dt")
+    g.add_argument("--split", choices=SPLITS, default="time",
+                   help="time: the last jobs test (default); random: a seeded share; none: all train")
+    g.add_argument("--test-share", type=float, default=0.3, help="share of jobs in the test set (default 0.3)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--margin", type=float, default=0.0, help="minutes added to every prediction (default 0)")
+    g.add_argument("--output", "-o", required=True, help="model file to write (skops), card beside it")
+    g.set_defaults(func=cmd_train)
+    g = psub.add_parser("evaluate", help="prediction errors of a saved model on a workload")
+    g.add_argument("--model", "-m", required=True, help="a model file written by `predictor train`")
+    g.add_argument("--workload", "-w", required=True)
+    g.add_argument("--json", action="store_true")
+    g.set_defaults(func=cmd_evaluate)

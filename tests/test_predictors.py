@@ -1,0 +1,158 @@
+"""Runtime predictors: features, models, safe persistence with a card, the study's metrics, and no
+look-ahead (training data precede the window; later run times change nothing learned)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from schedlab.cli import main
+from schedlab.errors import InputError
+from schedlab.predictors.evaluate import prediction_report
+from schedlab.predictors.features import UserMeans, job_table
+from schedlab.predictors.runtime import RuntimePredictor, load, save
+from schedlab.predictors.training import load_training_data, split_indices, train
+from tests.conftest import make_workload
+
+
+def workload_file(tmp_path, runtimes=None, name="w.json", n=120):
+    """Users 0-3 with habits: user u requests 4u+1 cores and runs about 100(u+1) s."""
+    rng = np.random.default_rng(3)
+    specs = []
+    for i in range(n):
+        user = i % 4
+        runtime = runtimes[i] if runtimes is not None else float(100 * (user + 1) + rng.integers(0, 20))
+        specs.append((str(i), 10 * i, 4 * user + 1, runtime, 1000, {"user": f"u{user}", "requested_time_s": 1000,
+                                                                     "queue": user % 2}))
+    path = tmp_path / name
+    path.write_text(json.dumps(make_workload(specs, nb_res=64).to_json()))
+    return path
+
+
+def test_a_tree_learns_user_habits_and_the_card_records_everything(tmp_path):
+    predictor, card = train(workload_file(tmp_path), model="dt", split="time")
+    assert card["metrics"]["mae_min"] < 0.5  # within 30 s: users are predictable here
+    assert card["features"]["used"] == ["cpu", "user", "qos", "time_limit"]
+    assert set(card["features"]["dropped_not_in_data"]) == {"mem_gb", "mem", "node", "gpu"}
+    assert card["training_data"]["nb_jobs"] == 84 and card["split"]["nb_test_jobs"] == 36
+    assert card["training_data"]["submit_window_s"][1] < card["split"]["test_submit_window_s"][0]
+    assert card["model"]["params"] == predictor.get_params() and card["seed"] == 0
+    assert {"scikit-learn", "skops", "numpy", "schedlab"} <= set(card["versions"])
+
+
+@pytest.mark.parametrize("model", ["dt", "rf", "gb", "nn", "walltime", "user-last2"])
+def test_safe_round_trip_gives_identical_predictions(tmp_path, model):
+    path = workload_file(tmp_path)
+    predictor, card = train(path, model=model, features="diws-aug", split="random", seed=5)
+    save(predictor, tmp_path / "m.skops", card)
+    assert b"pickle" not in (tmp_path / "m.skops").read_bytes()[:4]
+    again, card_again = load(tmp_path / "m.skops")
+    _, table, _ = load_training_data(path)
+    assert np.array_equal(predictor.predict(table), again.predict(table))
+    assert card_again == json.loads(json.dumps(card, default=str))
+
+
+class Evil:
+    pass
+
+
+def test_loading_refuses_foreign_types(tmp_path):
+    import skops.io
+
+    skops.io.dump({"payload": Evil()}, tmp_path / "evil.skops")
+    with pytest.raises(InputError, match="refusing to load types"):
+        load(tmp_path / "evil.skops")
+    (tmp_path / "junk.skops").write_bytes(b"not a model")
+    with pytest.raises(InputError, match="not a skops model file"):
+        load(tmp_path / "junk.skops")
+
+
+def test_no_look_ahead_later_run_times_change_nothing_learned(tmp_path):
+    """A time split trains on the earlier jobs only: other run times for the later (test) jobs leave
+    the model, its user means and every prediction unchanged."""
+    base = workload_file(tmp_path, name="a.json")
+    _, _, runtimes = load_training_data(base)
+    changed = runtimes.copy()
+    changed[84:] = changed[84:] * 7 + 13
+    other = workload_file(tmp_path, runtimes=list(changed), name="b.json")
+    _, table, _ = load_training_data(base)
+    first, _ = train(base, model="dt", features="diws-aug", split="time")
+    second, _ = train(other, model="dt", features="diws-aug", split="time")
+    assert np.array_equal(first.predict(table), second.predict(table))
+    means = [p.pipeline_.named_steps["user_means"].means_ for p in (first, second)]
+    assert means[0] == means[1]
+
+
+def test_user_means_use_the_training_rows_only():
+    train_rows = pd.DataFrame({"user": ["a", "a", "b"], "cpu": [2.0, 4.0, 8.0]})
+    means = UserMeans(columns=("cpu",)).fit(train_rows)
+    out = means.transform(pd.DataFrame({"user": ["a", "b", "c"], "cpu": [100.0, 100.0, 100.0]}))
+    assert out["user_mean_cpu"].tolist() == [3.0, 8.0, 14.0 / 3.0]  # c: unseen, the training mean
+
+
+def test_baselines():
+    table = pd.DataFrame({"user": ["a", "a", "a", "b"], "time_limit": [600.0, 600.0, 600.0, 900.0]})
+    walltime = RuntimePredictor(model="walltime").fit(table, [1, 2, 3, 4])
+    assert walltime.predict(table).tolist() == [600.0, 600.0, 600.0, 900.0]
+    last2 = RuntimePredictor(model="user-last2").fit(table.iloc[:3], [10.0, 20.0, 40.0])
+    assert last2.predict(table).tolist() == [30.0, 30.0, 30.0, 900.0]  # b: no history, its limit
+    last2.partial_fit(table.iloc[3:], [70.0])
+    assert last2.predict(table.iloc[3:]).tolist() == [70.0]
+    margin = RuntimePredictor(model="walltime", margin_min=1.0).fit(table, [1, 2, 3, 4])
+    assert margin.predict(table).tolist()[0] == 660.0
+
+
+def test_prediction_metrics_by_hand():
+    # minutes: actual 10, 20, 30, 40; predicted 12 (over 2), 18 (under 2), 30 (exact), 50 (over 10)
+    actual = np.array([10, 20, 30, 40]) * 60.0
+    predicted = np.array([12, 18, 30, 50]) * 60.0
+    limit = np.array([60, 60, 30, 35]) * 60.0  # the last limit underestimates its job
+    report = prediction_report(actual, predicted, limit)
+    assert report["mae_min"] == pytest.approx(14 / 4) and report["mse_min2"] == pytest.approx((4 + 4 + 100) / 4)
+    assert report["rmse_min"] == pytest.approx(np.sqrt(27.0))
+    assert report["r2"] == pytest.approx(1 - 108 / 500)
+    assert report["over"]["share"] == 0.5 and report["over"]["mean"] == pytest.approx(6.0)
+    assert report["over"]["max"] == pytest.approx(10.0) and report["under"]["share"] == 0.25
+    assert report["exact"]["share"] == 0.25 and report["share_limit_underestimates"] == 0.25
+    # effectiveness: e = (|limit-actual| - |pred-actual|) / |limit-actual|; job 3's gap is 0: left out
+    e1, e2, e4 = (50 - 2) / 50, (40 - 2) / 40, (5 - 10) / 5
+    assert report["effectiveness_valid"] == pytest.approx((e1 + e4) / 2)  # predictions >= actual
+    assert report["effectiveness_general"] == pytest.approx((e1 + 0.0 + e4) / 3)  # underestimate: 0
+    assert e2 > 0  # (counted as 0 in "general", by the study's reading)
+    low, high = report["interval95_abs_error_min"]
+    assert low == pytest.approx(np.percentile([2, 2, 0, 10], 2.5)) and high == pytest.approx(
+        np.percentile([2, 2, 0, 10], 97.5))
+
+
+def test_splits():
+    jobs = make_workload([(str(i), 100 - i, 1, 5, 10) for i in range(10)]).jobs
+    train_idx, test_idx = split_indices(list(jobs), "time", 0.3, 0)
+    submits = [jobs[i].submit_time_s for i in range(10)]
+    assert len(test_idx) == 3 and max(submits[i] for i in train_idx) <= min(submits[i] for i in test_idx)
+    a, b = split_indices(list(jobs), "random", 0.3, 1), split_indices(list(jobs), "random", 0.3, 1)
+    assert a[1].tolist() == b[1].tolist() and len(a[1]) == 3
+    with pytest.raises(InputError, match="--test-share"):
+        split_indices(list(jobs), "random", 1.5, 0)
+
+
+def test_feature_table_reads_requests_only():
+    jobs = make_workload([("a", 0, 8, 50, 600, {"user": 7, "requested_procs": 16, "requested_mem_kb": 1048576,
+                                                 "qos": "high"})]).jobs
+    table = job_table(jobs, ["cpu", "mem_gb", "user", "qos", "time_limit", "gpu"])
+    assert table.iloc[0].to_dict() == {"cpu": 16.0, "mem_gb": 1.0, "user": "7", "qos": "high", "time_limit": 600.0,
+                                       "gpu": pytest.approx(np.nan, nan_ok=True)}
+
+
+def test_cli_train_and_evaluate(tmp_path, capsys):
+    path = workload_file(tmp_path)
+    assert main(["predictor", "train", "-w", str(path), "--model", "rf", "--split", "random",
+                 "-o", str(tmp_path / "rf.skops")]) == 0
+    assert "test set (random split)" in capsys.readouterr().out
+    assert (tmp_path / "rf.skops.card.json").is_file()
+    assert main(["predictor", "evaluate", "-m", str(tmp_path / "rf.skops"), "-w", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["nb_jobs"] == 120 and report["model"]["name"] == "rf"
+    assert main(["predictor", "evaluate", "-m", str(tmp_path / "none.skops"), "-w", str(path)]) == 2
