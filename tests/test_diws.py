@@ -1,0 +1,126 @@
+"""DIWS: EASY with the queue in predicted-run-time order and predictions in the plan."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from schedlab.cli import main
+from schedlab.engine import Engine
+from schedlab.model import Platform
+from schedlab.schedulers.base import create_scheduler
+from schedlab.schedulers.diws import DIWS
+from tests.conftest import make_workload
+from tests.test_invariants import check_invariants, scenarios
+
+
+class Oracle(DIWS):
+    """DIWS told the true run times (a test device: schedulers never see them otherwise)."""
+
+    runtimes: dict[str, float] = {}
+    scale = 1.0
+
+    def predict_runtimes_s(self, jobs):
+        return np.array([self.runtimes[job.id] * self.scale for job in jobs])
+
+
+def actual(delay, walltime):
+    """What a job really runs: its delay, or its walltime when Batsim kills it there."""
+    return float(delay if walltime is None else min(delay, walltime))
+
+
+def oracle(specs, scale=1.0):
+    scheduler = Oracle()
+    scheduler.runtimes = {f"w0!{name}": actual(delay, walltime) for name, _, _, delay, walltime, *_ in specs}
+    scheduler.scale = scale
+    return scheduler
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios())
+def test_with_an_oracle_diws_is_easy_spt_on_exact_run_times(scenario):
+    nb_res, specs = scenario
+    diws = Engine(Platform.homogeneous(nb_res), make_workload(specs), oracle(specs))
+    diws.run()
+    clairvoyant = [(name, submit, res, actual(delay, walltime), actual(delay, walltime))
+                   for name, submit, res, delay, walltime in specs]
+    easy = Engine(Platform.homogeneous(nb_res), make_workload(clairvoyant),
+                  create_scheduler("easy", {"queue_order": "spt"}))
+    easy.run()
+    assert {k: r.start_s for k, r in diws.records.items()} == {k: r.start_s for k, r in easy.records.items()}
+
+
+@pytest.mark.parametrize("scale", [0.2, 0.7, 3.0])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios())
+def test_invariants_hold_with_wrong_predictions(scale, scenario):
+    nb_res, specs = scenario
+    engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), oracle(specs, scale))
+    engine.run()
+    check_invariants(engine, nb_res)  # kills stay at the walltime, whatever the prediction
+
+
+def history_and_window(tmp_path):
+    """A history where short jobs come from user s and long ones from user l; a window where a long
+    job and many short ones queue behind a blocker."""
+    history = [(str(i), 10 * i, 1, 30 if i % 2 else 3000, 4000, {"user": "s" if i % 2 else "l"}) for i in range(200)]
+    (tmp_path / "history.json").write_text(json.dumps(make_workload(history, nb_res=2).to_json()))
+    window = [("block", 0, 2, 100, 4000, {"user": "l"}), ("long", 1, 2, 3000, 4000, {"user": "l"})] + [
+        (f"short{i}", 2 + i, 2, 30, 4000, {"user": "s"}) for i in range(5)]
+    (tmp_path / "window.json").write_text(json.dumps(make_workload(window, nb_res=2).to_json()))
+    (tmp_path / "p.xml").write_text(__import__("schedlab.platforms.generate", fromlist=["x"]).cluster_xml(2))
+
+
+def test_diws_trains_on_history_and_puts_predicted_short_jobs_first(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))  # the trained-model cache
+    history_and_window(tmp_path)
+    common = ["simulate", "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "window.json"), "-q"]
+    assert main([*common, "-s", "easy", "-o", str(tmp_path / "easy")]) == 0
+    assert main([*common, "-s", "diws", "-O", f"history={tmp_path / 'history.json'}", "-o",
+                 str(tmp_path / "diws")]) == 0
+    waits = {}
+    for name in ("easy", "diws"):
+        waits[name] = json.loads((tmp_path / name / "summary.json").read_text())["metrics"]["mean_waiting_time_s"]
+    assert waits["diws"] < waits["easy"] / 3  # the five short jobs no longer wait for the long one
+    cached = list((tmp_path / "cache" / "models").glob("*.skops"))
+    assert len(cached) == 1 and cached[0].with_name(cached[0].name + ".card.json").is_file()
+    # a saved model gives the same schedule
+    assert main(["predictor", "train", "-w", str(tmp_path / "history.json"), "--split", "none",
+                 "-o", str(tmp_path / "m.skops")]) == 0
+    assert main([*common, "-s", "diws", "-O", f"model={tmp_path / 'm.skops'}", "-o", str(tmp_path / "m")]) == 0
+    assert (tmp_path / "m" / "jobs.csv").read_text() == (tmp_path / "diws" / "jobs.csv").read_text()
+
+
+def test_diws_needs_a_predictor(capsys):
+    assert main(["simulate", "-p", "lublin256", "-w", "nowhere.json", "-s", "diws"]) == 2
+    # the workload is read first; with a real one the scheduler refuses:
+    err = capsys.readouterr().err
+    assert "nowhere.json" in err
+    with pytest.raises(Exception, match="model=PATH"):
+        create_scheduler("diws")
+
+
+@pytest.mark.batsim
+def test_diws_under_real_batsim_equals_the_engine(tmp_path, monkeypatch):
+    """`schedlab serve diws` as real Batsim's decision process: the same starts as the embedded
+    engine (within Batsim's message latencies) on the history/window case."""
+    import sys
+
+    from tests.test_real_batsim import run_real_batsim
+
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
+    history_and_window(tmp_path)
+    option = f"history={tmp_path / 'history.json'}"
+    rows = run_real_batsim(tmp_path / "real", tmp_path / "p.xml", tmp_path / "window.json",
+                           [sys.executable, "-m", "schedlab", "serve", "diws", "-O", option, "--socket", "{socket}"])
+    assert main(["simulate", "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "window.json"), "-s", "diws",
+                 "-O", option, "-o", str(tmp_path / "engine"), "-q"]) == 0
+    import csv
+
+    with (tmp_path / "engine" / "jobs.csv").open() as handle:
+        ours = {r["job_id"]: float(r["starting_time"]) for r in csv.DictReader(handle)}
+    real = {r["job_id"]: float(r["starting_time"]) for r in rows}
+    assert real.keys() == ours.keys() and all(abs(real[k] - ours[k]) < 0.1 for k in ours)
