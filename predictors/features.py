@@ -60,16 +60,33 @@ def get_feature_set(name: str) -> FeatureSet:
         raise InputError(f"unknown feature set {name!r} (known: {', '.join(FEATURE_SETS)})") from None
 
 
-def _value(job: Job, names: tuple[str, ...]) -> Any:
+def _known(value: Any, categorical: bool) -> bool:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return False
+    return categorical or not isinstance(value, int | float) or value > 0  # SWF writes -1 for unknown
+
+
+def _value(job: Job, names: tuple[str, ...], column: str) -> Any:
+    categorical = column in CATEGORICAL
     for name in names:
         if name == "res":
             return job.res
         if name == "walltime":
             return job.walltime_s
-        value = job.extra.get(name)
-        if value is not None and not (isinstance(value, float) and math.isnan(value)):
-            return value
+        if name in job.extra:
+            value = job.extra[name]
+            if _known(value, categorical):
+                return value
+            if column == "time_limit":
+                # the trace says its limit is unknown: never the walltime instead, which a converter
+                # may have derived from the run time (--missing-walltime runtime|factor)
+                return None
     return None
+
+
+def request_key(job: Job) -> tuple[Any, ...]:
+    """Everything a feature can read from a job: two jobs with equal keys get equal features."""
+    return tuple(_value(job, names, column) for column, (names, _) in SOURCES.items())
 
 
 def job_table(jobs: Iterable[Job], columns: Iterable[str]) -> pd.DataFrame:
@@ -79,7 +96,7 @@ def job_table(jobs: Iterable[Job], columns: Iterable[str]) -> pd.DataFrame:
     data: dict[str, Any] = {}
     for column in columns:
         names, scale = SOURCES[column]
-        values = [_value(job, names) for job in jobs]
+        values = [_value(job, names, column) for job in jobs]
         if column in CATEGORICAL:
             data[column] = pd.Series([None if v is None else str(v) for v in values], dtype=object)
         else:

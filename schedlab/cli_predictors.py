@@ -27,12 +27,23 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from schedlab.errors import InputError
     from schedlab.predictors.evaluate import format_report, prediction_report
-    from schedlab.predictors.runtime import load
-    from schedlab.predictors.training import load_training_data
+    from schedlab.predictors.runtime import data_hash, load
+    from schedlab.predictors.training import load_training_data, split_indices
 
     predictor, card = load(args.model)
-    _, table, runtimes = load_training_data(args.workload)
+    jobs, table, runtimes = load_training_data(args.workload)
+    trained = card.get("training_data", {})
+    if trained.get("sha256") == data_hash(args.workload):
+        # the very file it learned from: score its held-out jobs only, never the training ones
+        split = card.get("split", {})
+        if split.get("kind", "none") == "none":
+            raise InputError("this model was trained on all of this workload (--split none): evaluate it on another "
+                             "one", path=args.workload)
+        _, test = split_indices(jobs, split["kind"], split["test_share"], split["seed"])
+        table, runtimes = table.iloc[test].reset_index(drop=True), runtimes[test]
+        print(f"(the training workload: scoring its {len(test)} held-out jobs, {split['kind']} split)")
     report = prediction_report(runtimes, predictor.predict(table), table["time_limit"].to_numpy(dtype=float))
     if args.json:
         print(json.dumps({"model": card.get("model"), "training_data": card.get("training_data"), **report}, indent=2))

@@ -114,6 +114,9 @@ class Engine:
         if self._started:
             return
         self._started = True
+        prepare = getattr(self.scheduler, "prepare", None)
+        if prepare is not None:  # model loading or training: not scheduling time
+            prepare()
         self._timed(self.scheduler.on_simulation_begins, self.platform, 0.0)
         self._decide()
 

@@ -27,6 +27,10 @@ class Scheduler:
         self.platform: Platform | None = None
         self.nb_resources = 0
 
+    def prepare(self) -> None:
+        """Heavy set-up before the simulation (loading or training a model): hosts call it before
+        SIMULATION_BEGINS, outside the scheduling time they measure. Idempotent."""
+
     # ---- hooks (record only)
     def on_simulation_begins(self, platform: Platform, now: float) -> None:
         self.platform = platform

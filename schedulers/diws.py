@@ -37,16 +37,20 @@ class DIWS(EasyBackfilling):
         self._predictor: Any = None
         self._predicted_s: dict[str, float] = {}
         self._arrivals: list[tuple[Job, float]] = []
+        self._memo: dict[tuple[Any, ...], float] = {}
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), "model": self.model, "history": self.history, "features": self.features,
                 "learner": self.learner, "seed": self.seed}
 
     # ------------------------------------------------------------------ the predictor
-    def on_simulation_begins(self, platform: Platform, now: float) -> None:
-        super().on_simulation_begins(platform, now)
+    def prepare(self) -> None:
         if self._predictor is None and (self.model or self.history):
             self._predictor = self._load_or_train()
+
+    def on_simulation_begins(self, platform: Platform, now: float) -> None:
+        super().on_simulation_begins(platform, now)
+        self.prepare()
 
     def _load_or_train(self):
         from schedlab.predictors.runtime import data_hash, load, save
@@ -72,10 +76,16 @@ class DIWS(EasyBackfilling):
 
     def predict_runtimes_s(self, jobs: list[Job]) -> np.ndarray:
         """Predicted run times of jobs submitted at one instant (extension point: an oracle in tests,
-        another model elsewhere)."""
-        from schedlab.predictors.features import SOURCES, job_table
+        another model elsewhere). Jobs with identical requests get one model call (memoised: a
+        model call costs milliseconds, and real workloads repeat requests a lot)."""
+        from schedlab.predictors.features import SOURCES, job_table, request_key
 
-        return self._predictor.predict(job_table(jobs, SOURCES))
+        keys = [request_key(job) for job in jobs]
+        unseen = {key: job for key, job in zip(keys, jobs, strict=True) if key not in self._memo}
+        if unseen:
+            predicted = self._predictor.predict(job_table(list(unseen.values()), SOURCES))
+            self._memo.update(zip(unseen, predicted.tolist(), strict=True))
+        return np.array([self._memo[key] for key in keys], dtype=float)
 
     # ------------------------------------------------------------------ hooks
     def on_job_submitted(self, job: Job, now: float) -> None:

@@ -53,14 +53,19 @@ def test_with_an_oracle_diws_is_easy_spt_on_exact_run_times(scenario):
     assert {k: r.start_s for k, r in diws.records.items()} == {k: r.start_s for k, r in easy.records.items()}
 
 
-@pytest.mark.parametrize("scale", [0.2, 0.7, 3.0])
+@pytest.mark.parametrize("scale", [0.0001, 0.2, 0.7, 3.0, 1000.0])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios())
 def test_invariants_hold_with_wrong_predictions(scale, scenario):
     nb_res, specs = scenario
-    engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), oracle(specs, scale))
+    scheduler = oracle(specs, scale)
+    engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), scheduler)
     engine.run()
     check_invariants(engine, nb_res)  # kills stay at the walltime, whatever the prediction
+    for job in engine.workload.jobs:  # predictions clipped to [1 s, walltime]
+        if job.id in scheduler._predicted_s:
+            limit = job.walltime_s if job.walltime_s is not None else float("inf")
+            assert 1.0 <= scheduler._predicted_s[job.id] <= limit
 
 
 def history_and_window(tmp_path):

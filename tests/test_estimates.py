@@ -32,7 +32,11 @@ class Scaled(EasyBackfilling):
     def decide(self, now):
         decisions = super().decide(now)
         self.ends_seen.append((now, [key[0] for key in self._ends]))
-        self.calls += [d.at_s for d in decisions if isinstance(d, CallMeLater)]
+        new_calls = [d.at_s for d in decisions if isinstance(d, CallMeLater)]
+        assert all(at > now for at in new_calls) and not set(new_calls) & set(self.calls)  # future, once
+        assert len(self._ends) == len(self._running)  # one planned end per running job
+        assert sorted(r.end_key for r in self._running.values()) == self._ends
+        self.calls += new_calls
         return decisions
 
 

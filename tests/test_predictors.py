@@ -48,7 +48,11 @@ def test_safe_round_trip_gives_identical_predictions(tmp_path, model):
     path = workload_file(tmp_path)
     predictor, card = train(path, model=model, features="diws-aug", split="random", seed=5)
     save(predictor, tmp_path / "m.skops", card)
-    assert b"pickle" not in (tmp_path / "m.skops").read_bytes()[:4]
+    import skops.io
+
+    from schedlab.predictors.runtime import TRUSTED_TYPES
+
+    assert set(skops.io.get_untrusted_types(file=tmp_path / "m.skops")) <= TRUSTED_TYPES
     again, card_again = load(tmp_path / "m.skops")
     _, table, _ = load_training_data(path)
     assert np.array_equal(predictor.predict(table), again.predict(table))
@@ -59,12 +63,20 @@ class Evil:
     pass
 
 
-def test_loading_refuses_foreign_types(tmp_path):
+def test_loading_refuses_foreign_types_and_code(tmp_path):
     import skops.io
+    from sklearn.preprocessing import FunctionTransformer
+    from sklearn.tree import DecisionTreeRegressor
 
     skops.io.dump({"payload": Evil()}, tmp_path / "evil.skops")
     with pytest.raises(InputError, match="refusing to load types"):
         load(tmp_path / "evil.skops")
+    skops.io.dump(FunctionTransformer(func=exec), tmp_path / "exec.skops")  # a function that runs code
+    with pytest.raises(InputError, match=r"refusing to load types.*exec"):
+        load(tmp_path / "exec.skops")
+    skops.io.dump(DecisionTreeRegressor().fit([[0], [1]], [0, 1]), tmp_path / "tree.skops")
+    with pytest.raises(InputError, match="not a schedlab runtime predictor"):
+        load(tmp_path / "tree.skops")
     (tmp_path / "junk.skops").write_bytes(b"not a model")
     with pytest.raises(InputError, match="not a skops model file"):
         load(tmp_path / "junk.skops")
@@ -138,6 +150,16 @@ def test_splits():
         split_indices(list(jobs), "random", 1.5, 0)
 
 
+def test_an_unknown_time_limit_never_falls_back_to_the_walltime():
+    """A converter may derive the walltime from the run time (--missing-walltime runtime): when the
+    trace says its limit is unknown (-1), the feature is unknown too, not the walltime."""
+    jobs = make_workload([("a", 0, 8, 50, 50, {"requested_time_s": -1}), ("b", 0, 8, 50, 600, {}),
+                          ("c", 0, 8, 50, 50, {"requested_time_s": 900, "requested_procs": -1})]).jobs
+    table = job_table(jobs, ["time_limit", "cpu"])
+    assert np.isnan(table["time_limit"][0]) and table["time_limit"][1] == 600.0  # b: no such field at all
+    assert table["time_limit"][2] == 900.0 and table["cpu"].tolist() == [8.0, 8.0, 8.0]  # -1 = unknown
+
+
 def test_feature_table_reads_requests_only():
     jobs = make_workload([("a", 0, 8, 50, 600, {"user": 7, "requested_procs": 16, "requested_mem_kb": 1048576,
                                                  "qos": "high"})]).jobs
@@ -152,7 +174,12 @@ def test_cli_train_and_evaluate(tmp_path, capsys):
                  "-o", str(tmp_path / "rf.skops")]) == 0
     assert "test set (random split)" in capsys.readouterr().out
     assert (tmp_path / "rf.skops.card.json").is_file()
-    assert main(["predictor", "evaluate", "-m", str(tmp_path / "rf.skops"), "-w", str(path), "--json"]) == 0
+    other = workload_file(tmp_path, name="other.json", n=60)
+    assert main(["predictor", "evaluate", "-m", str(tmp_path / "rf.skops"), "-w", str(other), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["nb_jobs"] == 120 and report["model"]["name"] == "rf"
+    assert report["nb_jobs"] == 60 and report["model"]["name"] == "rf"
+    # its own training file: only the held-out jobs are scored
+    assert main(["predictor", "evaluate", "-m", str(tmp_path / "rf.skops"), "-w", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "scoring its 36 held-out jobs" in out and "\n36 jobs (errors in minutes)" in out
     assert main(["predictor", "evaluate", "-m", str(tmp_path / "none.skops"), "-w", str(path)]) == 2

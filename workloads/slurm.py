@@ -158,7 +158,7 @@ def to_trace_jobs(path: str | Path, *, unit: str = "cores") -> TraceJobs:
         if cols[key] is not None:
             extras[feature] = frame[cols[key]].astype("float64").to_numpy()
     if cols["time_limit"] is not None:
-        extras["requested_time_s"] = np.where(requested_time > 0, requested_time, np.nan)
+        extras["requested_time_s"] = requested_time  # -1 = unknown (kept: predictors must not fall back)
     origin = float(np.floor(np.nanmin(submit))) if len(submit) else 0.0
     ids = frame[cols["job_id"]].to_numpy() if cols["job_id"] else np.arange(len(frame))
     return TraceJobs(source=where, job_ids=ids, submit_s=submit - origin, run_s=run, requested_procs=requested,

@@ -46,6 +46,9 @@ class DecisionServer:
 
     def _on_begins(self, event: SimulationBegins, now: float) -> None:
         self.platform = event.platform
+        prepare = getattr(self.scheduler, "prepare", None)
+        if prepare is not None:
+            prepare()
         self.scheduler.on_simulation_begins(event.platform, now)
 
     def _on_notify(self, event: Notify, now: float) -> None:

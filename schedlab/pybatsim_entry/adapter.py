@@ -49,6 +49,7 @@ def pybatsim_scheduler(scheduler_name: str, class_name: str) -> type:
         self.dirty = False
 
     def onSimulationBegins(self: Any) -> None:  # noqa: N802 (pybatsim's names)
+        self.scheduler.prepare()
         names = tuple(str(r["name"]) for _, r in sorted(self.bs.compute_resources.items()))
         self.scheduler.on_simulation_begins(Platform(names, source="pybatsim"), self.bs.time())
         self.dirty = True
