@@ -22,7 +22,8 @@ from schedlab.errors import InputError
 
 TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb"}
 WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
-WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", *WORKLOAD_KINDS}
+WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", "history", *WORKLOAD_KINDS}
+HISTORY = "@history"  # a scheduler option value: the instance's history workload
 SYNTHETIC_KEYS = {"jobs", "resources", "load"}
 LUBLIN_KEYS = {"nodes", "jobs", "mode", "missing_walltime"}
 PLATFORM_KEYS = {"name", "file", "resources"}
@@ -51,6 +52,7 @@ class WorkloadSpec:
     convert: dict[str, Any] = field(default_factory=dict)
     windows: int | str | None = None  # consecutive windows of convert.days: a count or "all"
     seeds: tuple[int, ...] = ()  # this workload's seeds (default: the campaign's)
+    history: bool = False  # also make, per instance, the trace's jobs completed before it starts
 
     @property
     def seeded(self) -> bool:
@@ -185,7 +187,13 @@ def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
             raise at.error("windows split a trace (swf or table) into convert.days-long windows", "workloads",
                            index, "windows")
     seeds = _seeds(raw["seeds"], at, "workloads", index) if "seeds" in raw else ()
-    return WorkloadSpec(name, kind, source, convert, windows, seeds)
+    history = raw.get("history", False)
+    if history not in (False, "completed-before"):
+        raise at.error('expected "completed-before"', "workloads", index, "history")
+    if history and (kind not in ("swf", "table") or not ({"start", "last_hours"} & set(convert) or windows)):
+        raise at.error("a history needs a trace window (convert.start, convert.last_hours or windows)",
+                       "workloads", index, "history")
+    return WorkloadSpec(name, kind, source, convert, windows, seeds, bool(history))
 
 
 def _platform(raw: Any, at: _Locator, index: int, base: Path) -> PlatformSpec:

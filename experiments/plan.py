@@ -16,7 +16,7 @@ from typing import Any
 
 from schedlab import __version__
 from schedlab.errors import InputError
-from schedlab.experiments.campaign import Campaign, WorkloadSpec, canonical_hash, sha256_file
+from schedlab.experiments.campaign import HISTORY, Campaign, WorkloadSpec, canonical_hash, sha256_file
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class Input:
     sha256: str
     window: int | None = None
     seed: int | None = None
+    history_path: str | None = None  # the trace's jobs completed before this instance starts
+    history_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Run:
     repetition: int | None  # None: unperturbed; 0..R-1: jittered copies
     timing: str
     metrics: tuple[str, ...] | None
+    history_path: str | None = None  # what an option given as "@history" stands for
 
     @property
     def key(self) -> str:
@@ -134,9 +137,28 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
             options = replace(options, platform_size=read().max_procs)
         return options
 
+    def with_history(instance: Input, start: float) -> Input:
+        """The instance and, for `history`, the jobs of the whole trace completed before `start`."""
+        if not spec.history:
+            return instance
+        kept = {k: v for k, v in spec.convert.items() if k not in ("start", "days", "last_hours", "first")}
+        history = _cached(directory, {**recipe, "history_before": start},
+                          lambda path: convert_columns(read(), options_for({**kept, "completed_before": start}))[0]
+                          .write(str(path)))
+        return replace(instance, history_path=history.path, history_sha256=history.sha256)
+
     if spec.windows is None:
-        return [_cached(directory, recipe, lambda path: convert_columns(read(), options_for(spec.convert))[0]
-                        .write(str(path)))]
+        instance = _cached(directory, recipe, lambda path: convert_columns(read(), options_for(spec.convert))[0]
+                           .write(str(path)))
+        if not spec.history:
+            return [instance]
+        import numpy as np
+
+        options = ConversionOptions(**spec.convert)
+        start = start_offset(options, read())
+        if start is None:  # last_hours: the window starts that long before the last submission
+            start = float(np.nanmax(read().submit_s)) - options.last_hours * 3600.0
+        return [with_history(instance, start)]
     # windows: the list of non-empty windows is remembered too, so a later plan reads no trace
     manifest = directory / f"{canonical_hash({**recipe, 'windows': spec.windows})[:20]}.windows.json"
     if manifest.is_file():
@@ -145,18 +167,22 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
 
     submits = read().submit_s[np.isfinite(read().submit_s)]
     first = start_offset(ConversionOptions(**spec.convert), read())
+    if first is None and spec.convert.get("last_hours") is not None:  # "the last 7 x 24 h of X"
+        first = float(submits.max()) - float(spec.convert["last_hours"]) * 3600.0
     origin = float(submits.min()) if first is None else first
     days_s = float(spec.convert["days"]) * 86400.0
     count = spec.windows if isinstance(spec.windows, int) else int((float(submits.max()) - origin) // days_s) + 1
     inputs = []
     for window in range(count):
-        convert = {**spec.convert, "start": repr(origin + window * days_s)}
+        start = origin + window * days_s
+        convert = {**{k: v for k, v in spec.convert.items() if k != "last_hours"}, "start": repr(start)}
         try:
-            inputs.append(_cached(directory, {**recipe, "window": window},
-                                  lambda path, c=convert: convert_columns(read(), options_for(c))[0].write(str(path))))
+            instance = _cached(directory, {**recipe, "window": window},
+                               lambda path, c=convert: convert_columns(read(), options_for(c))[0].write(str(path)))
+            inputs.append(with_history(instance, start))
         except InputError as exc:
             if "no job kept" not in str(exc):
-                raise  # an empty window is skipped; anything else is an error
+                raise  # an empty window (or one with no history yet) is skipped; anything else is an error
     if not inputs:
         raise InputError(f"workload {spec.name!r}: no window holds a job", path=spec.source)
     manifest.write_text(json.dumps([asdict(i) for i in inputs]))
@@ -210,7 +236,10 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
             for platform in platforms:
                 for scheduler in campaign.schedulers:
                     for options in scheduler.combinations():
-                        effective = effective_options(scheduler.name, options)
+                        effective = effective_options(scheduler.name, _with_history(options, instance, spec.name))
+                        if instance.history_path is not None:  # the history's content, not where it lies
+                            effective = {k: (f"sha256:{instance.history_sha256}" if v == instance.history_path
+                                             else v) for k, v in effective.items()}
                         for seed, repetition in variants:
                             jitter = campaign.jitter_s if repetition is not None else None
                             identity = {"workload": instance.sha256, "platform": platform.sha256,
@@ -222,7 +251,7 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
                                             instance.window, instance_name, instance.path, instance.sha256,
                                             platform.name, platform.path, platform.sha256,
                                             scheduler.label, scheduler.name, options, seed, jitter,
-                                            repetition, campaign.timing, campaign.metrics))
+                                            repetition, campaign.timing, campaign.metrics, instance.history_path))
     seen: dict[str, Run] = {}
     keys: set[str] = set()
     for run in runs:
@@ -233,6 +262,20 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
         seen[run.id] = run
         keys.add(run.key)
     return runs
+
+
+def _with_history(options: dict[str, Any], instance: Input, workload: str) -> dict[str, Any]:
+    if HISTORY not in options.values():
+        return options
+    if instance.history_path is None:
+        raise InputError(f"an option is {HISTORY!r} but workload {workload!r} has no history "
+                         '(history = "completed-before")')
+    return resolve_history(options, instance.history_path)
+
+
+def resolve_history(options: dict[str, Any], history_path: str | None) -> dict[str, Any]:
+    """Options with "@history" standing for the instance's history workload file."""
+    return {k: history_path if v == HISTORY else v for k, v in options.items()}
 
 
 def describe(runs: list[Run]) -> str:

@@ -37,7 +37,8 @@ def _conversion_options(args: argparse.Namespace):
         res_from=args.res_from, missing_walltime=args.missing_walltime, start=args.start, days=args.days,
         last_hours=args.last_hours, first=args.first, keep_zero_runtime=args.keep_zero_runtime,
         max_runtime_s=args.max_runtime, platform_size=args.platform_size, too_large=args.too_large,
-        nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes, only_completed=args.only_completed)
+        nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes, only_completed=args.only_completed,
+        completed_before=args.completed_before)
     options.validate()
     return options
 
@@ -159,6 +160,9 @@ def _add_conversion_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nodes-to-cores", type=int, default=1, help="multiply res (trace counts nodes)")
     parser.add_argument("--cores-to-nodes", type=int, default=1, help="divide res, rounding up (cores -> nodes)")
     parser.add_argument("--only-completed", action="store_true", help="keep only jobs whose status is completed")
+    parser.add_argument("--completed-before", type=float, metavar="SECONDS",
+                        help="keep only jobs completed before this trace time (a training history for a window "
+                             "starting then)")
 
 
 def add_parsers(sub: Any) -> None:

@@ -403,3 +403,46 @@ def test_a_report_of_a_campaign_keeping_few_metrics(tmp_path):
     assert "mean_waiting_time_s" in frame and "mean_bounded_slowdown" not in frame
     assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
     assert "mean wait (s)" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_windows_with_a_history_of_jobs_completed_before_each(tmp_path, capsys, monkeypatch):
+    """The DIWS protocol: each window's predictor learns from the trace's jobs that completed
+    before the window starts (`@history`), never from the window or later."""
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "h.toml"
+    path.write_text(f"""name = "h"
+[[workloads]]
+name = "kth"
+swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
+convert = {{ start = 604800, days = 0.5 }}
+windows = 2
+history = "completed-before"
+
+[[platforms]]
+resources = 100
+name = "c100"
+
+[[schedulers]]
+name = "easy"
+
+[[schedulers]]
+name = "diws"
+options = {{ history = "@history" }}
+""")
+    runs = expand(load_campaign(path), tmp_path / "o")
+    assert len(runs) == 4 and "diws(history=@history)" in runs[1].key
+    lines = [line.split() for line in gzip.decompress((TRACES / "kth-sp2-excerpt.swf.gz").read_bytes()).decode()
+             .splitlines() if line.strip() and not line.startswith(";")]
+    for window in (0, 1):
+        start = 604800 + window * 43200
+        run = next(r for r in runs if r.window == window)
+        history = json.loads(Path(run.history_path).read_text())
+        expected = sum(float(f[1]) + float(f[3]) < start and float(f[3]) > 0 for f in lines)
+        assert len(history["jobs"]) == expected > 0
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "1"]) == 0
+    frame = pd.read_parquet(tmp_path / "o" / "results.parquet")
+    assert frame["complete"].all() and len(list((tmp_path / "cache" / "models").glob("*.skops"))) == 2
+    bad = path.read_text().replace('history = "completed-before"\n', "")
+    (tmp_path / "bad.toml").write_text(bad)
+    one_line_error(capsys, ["experiment", "plan", str(tmp_path / "bad.toml"), "-o", str(tmp_path / "b")],
+                   "has no history")

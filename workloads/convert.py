@@ -52,6 +52,7 @@ class ConversionOptions:
     first: int | None = None
     keep_zero_runtime: bool = False  # run time 0 means < 0.5 s in SWF: replay it as 1 s
     max_runtime_s: float | None = None
+    completed_before: float | None = None  # trace seconds: keep jobs whose submit + run time is earlier
     platform_size: int | None = None
     too_large: str = "drop"  # drop | reject (kept: the scheduler rejects it, Batsim records it)
     nodes_to_cores: int = 1
@@ -166,6 +167,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         drop(submit >= origin + options.days * 86400.0, "outside the time window")
     if options.max_runtime_s is not None:
         drop(run > options.max_runtime_s, f"run time > {options.max_runtime_s:g} s")
+    if options.completed_before is not None:  # a history: what a site knew at that instant
+        drop(~(submit + run < options.completed_before), f"not completed before {options.completed_before:g} s")
     if options.platform_size is not None and options.too_large == "drop":
         drop(res > options.platform_size, f"larger than the platform ({options.platform_size})")
 
