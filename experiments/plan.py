@@ -160,7 +160,8 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
             start = float(np.nanmax(read().submit_s)) - options.last_hours * 3600.0
         return [with_history(instance, start)]
     # windows: the list of non-empty windows is remembered too, so a later plan reads no trace
-    manifest = directory / f"{canonical_hash({**recipe, 'windows': spec.windows})[:20]}.windows.json"
+    manifest_key = {**recipe, "windows": spec.windows, "history": spec.history}
+    manifest = directory / f"{canonical_hash(manifest_key)[:20]}.windows.json"
     if manifest.is_file():
         return [Input(**entry) for entry in json.loads(manifest.read_text())]
     import numpy as np
