@@ -85,8 +85,21 @@ def _file_recipe(path: str) -> dict[str, Any]:
     return {"file_sha256": sha256_file(Path(path))}
 
 
+def _selection_start(convert: dict[str, Any], trace) -> float | None:
+    """Where a trace selection starts on the trace clock: `start`, else `last_hours` before the last
+    submission, else None (the trace start)."""
+    import numpy as np
+
+    from schedlab.workloads.convert import ConversionOptions, start_offset
+
+    start = start_offset(ConversionOptions(**convert), trace)
+    if start is None and convert.get("last_hours") is not None:
+        start = float(np.nanmax(trace.submit_s)) - float(convert["last_hours"]) * 3600.0
+    return start
+
+
 def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path) -> list[Input]:
-    from schedlab.workloads.convert import ConversionOptions, convert_columns, start_offset
+    from schedlab.workloads.convert import ConversionOptions, convert_columns
 
     if spec.kind == "file":
         return [Input(spec.name, spec.source, sha256_file(Path(spec.source)))]
@@ -150,15 +163,7 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
     if spec.windows is None:
         instance = _cached(directory, recipe, lambda path: convert_columns(read(), options_for(spec.convert))[0]
                            .write(str(path)))
-        if not spec.history:
-            return [instance]
-        import numpy as np
-
-        options = ConversionOptions(**spec.convert)
-        start = start_offset(options, read())
-        if start is None:  # last_hours: the window starts that long before the last submission
-            start = float(np.nanmax(read().submit_s)) - options.last_hours * 3600.0
-        return [with_history(instance, start)]
+        return [with_history(instance, _selection_start(spec.convert, read()))] if spec.history else [instance]
     # windows: the list of non-empty windows is remembered too, so a later plan reads no trace
     manifest_key = {**recipe, "windows": spec.windows, "history": spec.history}
     manifest = directory / f"{canonical_hash(manifest_key)[:20]}.windows.json"
@@ -167,9 +172,7 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
     import numpy as np
 
     submits = read().submit_s[np.isfinite(read().submit_s)]
-    first = start_offset(ConversionOptions(**spec.convert), read())
-    if first is None and spec.convert.get("last_hours") is not None:  # "the last 7 x 24 h of X"
-        first = float(submits.max()) - float(spec.convert["last_hours"]) * 3600.0
+    first = _selection_start(spec.convert, read())  # "the last 7 x 24 h of X" too
     origin = float(submits.min()) if first is None else first
     days_s = float(spec.convert["days"]) * 86400.0
     count = spec.windows if isinstance(spec.windows, int) else int((float(submits.max()) - origin) // days_s) + 1
@@ -219,6 +222,9 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
     """Every run of the campaign, in a stable order; inputs are made under `out_dir` as needed
     (absolute paths: Dask workers may start elsewhere)."""
     out_dir = out_dir.resolve()
+    # each configuration's effective options, once; "@history" stays a placeholder until an instance
+    configurations = [(scheduler, options, effective_options(scheduler.name, options))
+                      for scheduler in campaign.schedulers for options in scheduler.combinations()]
     workloads = [(spec, workload_inputs(spec, spec.seeds or campaign.seeds, out_dir / "workloads"))
                  for spec in campaign.workloads]
     platforms = [platform_input(spec, out_dir / "platforms") for spec in campaign.platforms]
@@ -235,24 +241,24 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
             else:
                 variants = [(None, None)] + [(seed, r) for seed in spec.seeds or campaign.seeds for r in repetitions]
             for platform in platforms:
-                for scheduler in campaign.schedulers:
-                    for options in scheduler.combinations():
-                        effective = effective_options(scheduler.name, _with_history(options, instance, spec.name))
-                        if instance.history_path is not None:  # the history's content, not where it lies
-                            effective = {k: (f"sha256:{instance.history_sha256}" if v == instance.history_path
-                                             else v) for k, v in effective.items()}
-                        for seed, repetition in variants:
-                            jitter = campaign.jitter_s if repetition is not None else None
-                            identity = {"workload": instance.sha256, "platform": platform.sha256,
-                                        "scheduler": scheduler.name,
-                                        "options": effective, "seed": seed,
-                                        "jitter_s": jitter, "repetition": repetition,
-                                        "timing": campaign.timing, "version": __version__}
-                            runs.append(Run(canonical_hash(identity)[:16], campaign.name, spec.name,
-                                            instance.window, instance_name, instance.path, instance.sha256,
-                                            platform.name, platform.path, platform.sha256,
-                                            scheduler.label, scheduler.name, options, seed, jitter,
-                                            repetition, campaign.timing, campaign.metrics, instance.history_path))
+                for scheduler, options, effective in configurations:
+                    if HISTORY in effective.values():  # the history's content identifies the run
+                        if instance.history_path is None:
+                            raise InputError(f"an option is {HISTORY!r} but workload {spec.name!r} has no history "
+                                             '(history = "completed-before")')
+                        effective = resolve_history(effective, f"sha256:{instance.history_sha256}")
+                    for seed, repetition in variants:
+                        jitter = campaign.jitter_s if repetition is not None else None
+                        identity = {"workload": instance.sha256, "platform": platform.sha256,
+                                    "scheduler": scheduler.name,
+                                    "options": effective, "seed": seed,
+                                    "jitter_s": jitter, "repetition": repetition,
+                                    "timing": campaign.timing, "version": __version__}
+                        runs.append(Run(canonical_hash(identity)[:16], campaign.name, spec.name,
+                                        instance.window, instance_name, instance.path, instance.sha256,
+                                        platform.name, platform.path, platform.sha256,
+                                        scheduler.label, scheduler.name, options, seed, jitter,
+                                        repetition, campaign.timing, campaign.metrics, instance.history_path))
     seen: dict[str, Run] = {}
     keys: set[str] = set()
     for run in runs:
@@ -263,15 +269,6 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
         seen[run.id] = run
         keys.add(run.key)
     return runs
-
-
-def _with_history(options: dict[str, Any], instance: Input, workload: str) -> dict[str, Any]:
-    if HISTORY not in options.values():
-        return options
-    if instance.history_path is None:
-        raise InputError(f"an option is {HISTORY!r} but workload {workload!r} has no history "
-                         '(history = "completed-before")')
-    return resolve_history(options, instance.history_path)
 
 
 def resolve_history(options: dict[str, Any], history_path: str | None) -> dict[str, Any]:

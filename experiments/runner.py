@@ -66,6 +66,7 @@ def run_info(run: dict[str, Any]) -> dict[str, Any]:
 def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     """Run one simulation (in a worker); returns its results row. A failed run is recorded, not
     raised; Ctrl-C is raised (what it interrupted leaves nothing behind)."""
+    from schedlab.experiments.plan import resolve_history
     from schedlab.run import simulate
     from schedlab.schedulers.base import create_scheduler
 
@@ -78,8 +79,6 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
         workload = _workload(run["workload_path"], run["workload_sha256"])
         if run["repetition"] is not None:
             workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
-        from schedlab.experiments.plan import resolve_history
-
         options = resolve_history(run["options"], run.get("history_path"))
         scheduler = create_scheduler(run["scheduler_name"], option_values(options))
         result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
