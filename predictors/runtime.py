@@ -2,12 +2,13 @@
 
 `RuntimePredictor(features=..., model=..., seed=..., margin_min=...)` stores its parameters only;
 `fit(X, y)` learns from a job table (features.job_table) and run times in seconds; `predict(X)`
-gives seconds. Models: `dt` (default), `rf`, `gb` (scikit-learn), `nn` (a 3-hidden-layer MLP on
-MinMax-scaled inputs; scikit-learn has neither dropout nor a Huber loss, so the study's network is
-approximated: squared loss, L2 penalty), and the baselines `walltime` (the time limit) and
-`user-last2` (mean of the user's last two run times, in the order rows are given; `partial_fit`
-adds completions). Hyper-parameters are scikit-learn's defaults (the study gives none), recorded
-in the card.
+gives seconds. Models: `dt` (default), `rf`, `gb` (scikit-learn), `gb-xgb` (xgboost, optional,
+kept as xgboost JSON), `nn` (a 3-hidden-layer MLP on MinMax-scaled inputs; scikit-learn has neither
+dropout nor a Huber loss, so the study's network is approximated: squared loss, L2 penalty), and
+the baselines `walltime` (the time limit) and `user-last2` (EASY++: mean of the user's last two run
+times, in the order rows are given, capped by the time limit, the limit until two are known;
+`partial_fit` adds completions). Hyper-parameters are the libraries' defaults (the study gives
+none), recorded in the card.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ MODELS = {
     "dt": "DecisionTreeRegressor (scikit-learn defaults)",
     "rf": "RandomForestRegressor (scikit-learn defaults)",
     "gb": "GradientBoostingRegressor (scikit-learn defaults)",
+    "gb-xgb": "xgboost XGBRegressor (xgboost defaults, one thread; optional dependency), stored as xgboost JSON",
     "nn": "MLPRegressor, 3 hidden layers of 64, MinMax-scaled inputs (no dropout/Huber in scikit-learn)",
     "walltime": "baseline: the job's time limit",
-    "user-last2": "baseline: mean of the user's last two run times (time limit before that)",
+    "user-last2": "baseline (EASY++): mean of the user's last two run times, capped by the time limit; the limit "
+                  "until two are known",
 }
 
 
@@ -47,6 +50,10 @@ def _estimator(model: str, seed: int):
         return RandomForestRegressor(random_state=seed, n_jobs=1)
     if model == "gb":
         return GradientBoostingRegressor(random_state=seed)
+    if model == "gb-xgb":
+        from schedlab.predictors.xgb import XGBoostJSON
+
+        return XGBoostJSON(seed=seed)
     if model == "nn":
         return MLPRegressor(hidden_layer_sizes=(64, 64, 64), random_state=seed, max_iter=300, early_stopping=True)
     raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
@@ -110,13 +117,22 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
             self.last_runtimes_[str(user)] = [*self.last_runtimes_.get(str(user), [])[-1:], runtime]
         return self
 
+    def _last2(self, user: str, limit_s: float) -> float:
+        """EASY++ (Tsafrir et al.): the mean of the user's last two run times, capped by the time
+        limit; the time limit until two are known (predictsim's convention)."""
+        last = self.last_runtimes_.get(user, ())
+        if len(last) < 2:
+            return limit_s
+        mean = (last[0] + last[1]) / 2.0
+        return min(mean, limit_s) if limit_s == limit_s else mean
+
     def predict(self, X: pd.DataFrame) -> np.ndarray:  # noqa: N803
         limit = X["time_limit"].to_numpy(dtype=float) if "time_limit" in X else np.full(len(X), np.nan)
         if self.model == "walltime":
             predicted = limit
         elif self.model == "user-last2":
-            means = {user: float(np.mean(values)) for user, values in self.last_runtimes_.items()}
-            predicted = np.array([means.get(str(u), t) for u, t in zip(X["user"].tolist(), limit, strict=True)])
+            predicted = np.array([self._last2(str(user), limit_s)
+                                  for user, limit_s in zip(X["user"].tolist(), limit, strict=True)])
         else:
             predicted = self.pipeline_.predict(X[self.columns_])
         return np.asarray(predicted, dtype=float) + 60.0 * self.margin_min
@@ -128,6 +144,7 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
 #: that saves every model kind): no function, no other class, so a crafted file cannot run code.
 TRUSTED_TYPES = frozenset({
     "numpy.dtype", "schedlab.predictors.features.UserMeans", "schedlab.predictors.runtime.RuntimePredictor",
+    "schedlab.predictors.xgb.XGBoostJSON",
     "sklearn.neural_network._stochastic_optimizers.AdamOptimizer", "sklearn.tree._tree.Tree",
 })
 
@@ -187,8 +204,15 @@ def versions() -> dict[str, str]:
     import sklearn
     import skops
 
-    return {"schedlab": __version__, "python": host.python_version(), "numpy": np.__version__,
-            "pandas": pd.__version__, "scikit-learn": sklearn.__version__, "skops": skops.__version__}
+    found = {"schedlab": __version__, "python": host.python_version(), "numpy": np.__version__,
+             "pandas": pd.__version__, "scikit-learn": sklearn.__version__, "skops": skops.__version__}
+    try:
+        import xgboost
+
+        found["xgboost"] = xgboost.__version__
+    except ImportError:
+        pass
+    return found
 
 
 def data_hash(path: str | Path) -> str:

@@ -54,6 +54,10 @@ def train(workload_path: str | Path, *, features: str = "diws", model: str = "dt
     get_feature_set(features)
     if model not in MODELS:
         raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
+    if model == "gb-xgb":
+        from schedlab.predictors.xgb import xgboost_module
+
+        xgboost_module()  # missing: say so before reading a large workload
     jobs, table, runtimes = load_training_data(workload_path)
     train_idx, test_idx = split_indices(jobs, split, test_share, seed)
     predictor = RuntimePredictor(features=features, model=model, seed=seed, margin_min=margin_min)

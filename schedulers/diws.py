@@ -8,6 +8,10 @@ predicted at submission (submissions of one instant in one batch), clipped to [1
 was killed early). A job still running past its prediction is replanned to its walltime end
 (`overrun=walltime`, the estimate API of QueueScheduler); ties in the queue go by submit time then
 submission order.
+
+`learner=user-last2` (EASY++'s predictor) also learns online: each job that ends adds its run time
+to its user's history (the only moment a run time is known); it needs no history file (walltimes
+until a user has completed jobs) and starts from one when given.
 """
 
 from __future__ import annotations
@@ -29,11 +33,16 @@ class DIWS(EasyBackfilling):
     """DIWS: EASY backfilling with the queue in predicted-run-time order and predictions in the plan."""
 
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
-                 learner: Literal["dt", "rf", "gb", "nn"] = "dt", seed: int = 0) -> None:
+                 learner: Literal["dt", "rf", "gb", "gb-xgb", "nn", "user-last2", "walltime"] = "dt",
+                 seed: int = 0) -> None:
         super().__init__(queue_order="spt")
         self.model, self.history, self.features, self.learner, self.seed = model, history, features, learner, seed
-        if bool(model) == bool(history) and type(self).predict_runtimes_s is DIWS.predict_runtimes_s:
-            raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on)")
+        if model and history:
+            raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on), not both")
+        baseline = learner in ("user-last2", "walltime")
+        if not (model or history or baseline) and type(self).predict_runtimes_s is DIWS.predict_runtimes_s:
+            raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on); "
+                             "learner=user-last2 or walltime need neither")
         self._predictor: Any = None
         self._predicted_s: dict[str, float] = {}
         self._arrivals: list[tuple[Job, float]] = []
@@ -47,6 +56,13 @@ class DIWS(EasyBackfilling):
     def prepare(self) -> None:
         if self._predictor is None and (self.model or self.history):
             self._predictor = self._load_or_train()
+        elif self._predictor is None and self.learner in ("user-last2", "walltime"):
+            import pandas as pd
+
+            from schedlab.predictors.runtime import RuntimePredictor
+
+            empty = pd.DataFrame({"user": pd.Series([], dtype=object), "time_limit": pd.Series([], dtype=float)})
+            self._predictor = RuntimePredictor(model=self.learner, seed=self.seed).fit(empty, [])
 
     def on_simulation_begins(self, platform: Platform, now: float) -> None:
         super().on_simulation_begins(platform, now)
@@ -88,6 +104,14 @@ class DIWS(EasyBackfilling):
         return np.array([self._memo[key] for key in keys], dtype=float)
 
     # ------------------------------------------------------------------ hooks
+    def job_finished(self, running, state, now: float) -> None:
+        """Online learners see a run time here, and only here (it ended: it is known)."""
+        if getattr(self._predictor, "model", None) == "user-last2":
+            from schedlab.predictors.features import SOURCES, job_table
+
+            self._predictor.partial_fit(job_table([running.job], SOURCES), [now - running.start_s])
+            self._memo.clear()
+
     def on_job_submitted(self, job: Job, now: float) -> None:
         self._arrivals.append((job, now))  # predicted together in decide
 

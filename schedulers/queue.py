@@ -36,7 +36,9 @@ class QueueScheduler(Scheduler):
     - `overrun_end_s(running, now)`: the new planned end of a running job found past its planned
       end (here: start + walltime, when Batsim would kill it). A plan never holds an end in the past,
       and an expected end before the kill time gets a CALL_ME_LATER, so the plan is revised when the
-      estimate expires even if nothing else happens.
+      estimate expires even if nothing else happens;
+    - `job_finished(running, state, now)`: a job of ours ended (completed or killed); the only place
+      where its run time (`now - running.start_s`) becomes known, so online learners update here.
     """
 
     def __init__(self, *, queue_order: str = "fcfs") -> None:
@@ -66,6 +68,9 @@ class QueueScheduler(Scheduler):
         latest it can end (`overrun=walltime`); unknown (infinite) without a walltime."""
         walltime = running.job.walltime_s
         return running.start_s + walltime if walltime is not None else math.inf
+
+    def job_finished(self, running: Running, state: JobState, now: float) -> None:
+        """Called once per job of ours that ended, after its resources are released."""
 
     def waiting_estimate_s(self, job_id: str) -> float:
         return self._queue[self._waiting_index(job_id)][4]
@@ -144,6 +149,7 @@ class QueueScheduler(Scheduler):
         del self._ends[index]
         self._released = True
         self._completed = True
+        self.job_finished(running, state, now)
 
     def on_requested_call(self, now: float) -> None:
         self._calls.discard(now)

@@ -43,7 +43,7 @@ def test_a_tree_learns_user_habits_and_the_card_records_everything(tmp_path):
     assert {"scikit-learn", "skops", "numpy", "schedlab"} <= set(card["versions"])
 
 
-@pytest.mark.parametrize("model", ["dt", "rf", "gb", "nn", "walltime", "user-last2"])
+@pytest.mark.parametrize("model", ["dt", "rf", "gb", "gb-xgb", "nn", "walltime", "user-last2"])
 def test_safe_round_trip_gives_identical_predictions(tmp_path, model):
     path = workload_file(tmp_path)
     predictor, card = train(path, model=model, features="diws-aug", split="random", seed=5)
@@ -112,7 +112,11 @@ def test_baselines():
     last2 = RuntimePredictor(model="user-last2").fit(table.iloc[:3], [10.0, 20.0, 40.0])
     assert last2.predict(table).tolist() == [30.0, 30.0, 30.0, 900.0]  # b: no history, its limit
     last2.partial_fit(table.iloc[3:], [70.0])
-    assert last2.predict(table.iloc[3:]).tolist() == [70.0]
+    assert last2.predict(table.iloc[3:]).tolist() == [900.0]  # one run time known: still the limit
+    last2.partial_fit(table.iloc[3:], [1500.0])
+    assert last2.predict(table.iloc[3:]).tolist() == [785.0]  # (70 + 1500) / 2
+    last2.partial_fit(table.iloc[3:], [1700.0])
+    assert last2.predict(table.iloc[3:]).tolist() == [900.0]  # (1500 + 1700) / 2 = 1600, capped by the limit
     margin = RuntimePredictor(model="walltime", margin_min=1.0).fit(table, [1, 2, 3, 4])
     assert margin.predict(table).tolist()[0] == 660.0
 

@@ -37,6 +37,15 @@ class TraceJobs:
     extras: dict[str, np.ndarray] = field(default_factory=dict)  # submission-time features
     unix_start_s: float | None = None  # absolute time of trace time 0, when known
     max_procs: int | None = None
+    wait_s: np.ndarray | None = None  # start - submit as recorded; NaN or negative = unknown
+
+    def end_s(self, run_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(completion times on the trace clock, mask of jobs whose wait is unknown and counted as 0:
+        the earliest they can have ended)."""
+        wait = (np.full(len(self.submit_s), np.nan) if self.wait_s is None
+                else np.asarray(self.wait_s, dtype=np.float64))
+        unknown = ~(wait >= 0)
+        return self.submit_s.astype(np.float64) + np.where(unknown, 0.0, wait) + run_s, unknown
 
     def __len__(self) -> int:
         return len(self.submit_s)
@@ -52,7 +61,7 @@ class ConversionOptions:
     first: int | None = None
     keep_zero_runtime: bool = False  # run time 0 means < 0.5 s in SWF: replay it as 1 s
     max_runtime_s: float | None = None
-    completed_before: float | None = None  # trace seconds: keep jobs whose submit + run time is earlier
+    completed_before: float | None = None  # trace seconds: keep jobs whose submit + wait + run is earlier
     platform_size: int | None = None
     too_large: str = "drop"  # drop | reject (kept: the scheduler rejects it, Batsim records it)
     nodes_to_cores: int = 1
@@ -167,8 +176,10 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         drop(submit >= origin + options.days * 86400.0, "outside the time window")
     if options.max_runtime_s is not None:
         drop(run > options.max_runtime_s, f"run time > {options.max_runtime_s:g} s")
+    unknown_wait = np.zeros(n, dtype=bool)
     if options.completed_before is not None:  # a history: what a site knew at that instant
-        drop(~(submit + run < options.completed_before), f"not completed before {options.completed_before:g} s")
+        end, unknown_wait = trace.end_s(run)
+        drop(~(end < options.completed_before), f"not completed before {options.completed_before:g} s")
     if options.platform_size is not None and options.too_large == "drop":
         drop(res > options.platform_size, f"larger than the platform ({options.platform_size})")
 
@@ -210,6 +221,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         "nb_larger_than_platform_kept": int((alive & (res > nb_res)).sum()),
         "submit_shift_s": shift, "ids": "trace job numbers" if unique_ids else "0..n-1 (trace ids repeat)",
         "options": asdict(options),
+        **({"nb_completion_assumes_no_wait": int((alive & unknown_wait).sum())}
+           if options.completed_before is not None else {}),
     }
     if sum(dropped.values()) + nb_kept != n:
         raise RuntimeError("internal error: a job was neither kept nor counted as dropped")
@@ -377,4 +390,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"  warning: {summary['nb_walltime_from_runtime']} walltimes were derived from run times "
                      "(--missing-walltime runtime/factor): schedulers see walltimes, so these jobs reveal "
                      "their run time")
+    if summary.get("nb_completion_assumes_no_wait"):
+        lines.append(f"  note: {summary['nb_completion_assumes_no_wait']} jobs have no recorded wait: their completion "
+                     "is taken as submit + run time (the earliest it can have been)")
     return "\n".join(lines)

@@ -159,8 +159,11 @@ def to_trace_jobs(path: str | Path, *, unit: str = "cores") -> TraceJobs:
             extras[feature] = frame[cols[key]].astype("float64").to_numpy()
     if cols["time_limit"] is not None:
         extras["requested_time_s"] = requested_time  # -1 = unknown (kept: predictors must not fall back)
+    wait = None
+    if cols["start"] is not None:  # histories need completion times: submit + wait + run
+        wait = _seconds(frame[cols["start"]], where, cols["start"]) - submit
     origin = float(np.floor(np.nanmin(submit))) if len(submit) else 0.0
     ids = frame[cols["job_id"]].to_numpy() if cols["job_id"] else np.arange(len(frame))
     return TraceJobs(source=where, job_ids=ids, submit_s=submit - origin, run_s=run, requested_procs=requested,
                      allocated_procs=allocated, requested_time_s=requested_time, status=status, extras=extras,
-                     unix_start_s=origin if origin > 1e8 else None)
+                     unix_start_s=origin if origin > 1e8 else None, wait_s=wait)

@@ -187,4 +187,5 @@ def to_trace_jobs(trace: SwfTrace):
                      run_s=np.where(c["run_time"] < 0, np.nan, c["run_time"]),
                      requested_procs=c["requested_processors"], allocated_procs=c["allocated_processors"],
                      requested_time_s=c["requested_time"], status=c["status"], extras=extras,
-                     unix_start_s=float(unix) if unix else None, max_procs=trace.header.max_procs)
+                     unix_start_s=float(unix) if unix else None, max_procs=trace.header.max_procs,
+                     wait_s=np.where(c["wait_time"] < 0, np.nan, c["wait_time"]))
