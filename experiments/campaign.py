@@ -20,7 +20,8 @@ from typing import Any
 
 from schedlab.errors import InputError
 
-TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb"}
+TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb",
+            "compare"}
 WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
 WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", "history", *WORKLOAD_KINDS}
 HISTORY = "@history"  # a scheduler option value: the instance's history workload
@@ -89,6 +90,7 @@ class Campaign:
     schedulers: tuple[SchedulerSpec, ...]
     jitter_s: float | None = None
     repetitions: int = 0
+    compare: dict[str, Any] | None = None  # experiments.compare: candidate vs baseline beside a paper
 
 
 class _Locator:
@@ -297,5 +299,11 @@ def load_campaign(path: str | Path) -> Campaign:
             raise at.error("expected a number of seconds > 0", "perturb", 0, "submit_jitter_s")
         if not isinstance(repetitions, int) or repetitions < 1:
             raise at.error("expected an integer >= 1", "perturb", 0, "repetitions")
+    compare = None
+    if "compare" in doc:
+        from schedlab.experiments.compare import load_compare
+
+        compare = load_compare(doc["compare"], at, base, [s.label for s in schedulers], [p.name for p in platforms])
     return Campaign(path, str(doc.get("name", path.stem)), seeds, timing,
-                    tuple(metrics) if metrics else None, workloads, platforms, schedulers, jitter, repetitions)
+                    tuple(metrics) if metrics else None, workloads, platforms, schedulers, jitter, repetitions,
+                    compare)

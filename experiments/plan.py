@@ -155,7 +155,8 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
         if not spec.history:
             return instance
         kept = {k: v for k, v in spec.convert.items() if k not in ("start", "days", "last_hours", "first")}
-        history = _cached(directory, {**recipe, "history_before": start},
+        # "ended": how a completion time is read (submit + wait + run): files made by older rules differ
+        history = _cached(directory, {**recipe, "history_before": start, "ended": "submit+wait+run"},
                           lambda path: convert_columns(read(), options_for({**kept, "completed_before": start}))[0]
                           .write(str(path)))
         return replace(instance, history_path=history.path, history_sha256=history.sha256)

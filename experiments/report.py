@@ -272,6 +272,13 @@ img{max-width:100%;border:1px solid #ddd}figcaption{font-size:12px;color:#555}""
 def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -> dict[str, Any]:
     """Write report.md, report.html (self-contained) and the PNGs into `out`."""
     out.mkdir(parents=True, exist_ok=True)
+    if (results_dir / "study.json").is_file():  # a predictor study, not a campaign
+        from schedlab.experiments import predictor_study
+
+        made = predictor_study.plot_study(results_dir, out / "predictors.png")
+        name = json.loads((results_dir / "study.json").read_text())["name"]
+        parts = [*predictor_study.sections(results_dir), ("Errors and fit, ours vs paper", "", made)]
+        return write_report(out, f"Predictor study: {name}", parts, [made])
     frame = pd.read_parquet(results_dir / "results.parquet")
     frame["configuration"] = configuration(frame)
     campaign = ", ".join(sorted(frame["campaign"].unique()))
@@ -283,6 +290,10 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
         failed = frame.loc[~complete, ["run_id", "workload", "configuration", "error"]]
         sections.append(("Failed runs", "Each recorded with its error; the others went on.", failed))
     sections.append(("Summary", "Median over seeds and windows of the unperturbed runs.", summary_table(frame)))
+    if (results_dir / "compare.json").is_file():
+        from schedlab.experiments.compare import sections as comparison
+
+        sections += comparison(frame, json.loads((results_dir / "compare.json").read_text()))
     spread = perturbation_table(frame)
     if spread is not None:
         jitter = frame["jitter_s"].dropna().iloc[0]
@@ -313,8 +324,16 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
             plots.append(made)
             sections.append((f"Schedule of one run: {run['workload']}, {run['platform']}, {run['configuration']}",
                              f"run {run['run_id']}", made))
-    markdown = [f"# Campaign report: {campaign}", ""]
-    body = [f"<h1>Campaign report: {html.escape(campaign)}</h1>"]
+    report = write_report(out, f"Campaign report: {campaign}", sections, plots)
+    (out / "summary.json").write_text(json.dumps({"campaign": campaign, "runs": len(frame),
+                                                  "complete": int(complete.sum())}) + "\n")
+    return report
+
+
+def write_report(out: Path, name: str, sections: list[tuple[str, str, Any]], plots: list[Path]) -> dict[str, Any]:
+    """report.md and a self-contained report.html from (title, text, table or image path) sections."""
+    markdown = [f"# {name}", ""]
+    body = [f"<h1>{html.escape(name)}</h1>"]
     for title, text, content in sections:
         markdown += [f"## {title}", "", text, ""] if text else [f"## {title}", ""]
         body += [f"<h2>{html.escape(title)}</h2>"] + ([f"<p>{html.escape(text)}</p>"] if text else [])
@@ -325,9 +344,7 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
             markdown += [f"![{title}]({content.name})", ""]
             body.append(_image_html(content, title))
     (out / "report.md").write_text("\n".join(markdown) + "\n", encoding="utf-8")
-    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(campaign)}</title>"
+    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(name)}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
     (out / "report.html").write_text(page, encoding="utf-8")
-    (out / "summary.json").write_text(json.dumps({"campaign": campaign, "runs": len(frame),
-                                                  "complete": int(complete.sum())}) + "\n")
     return {"markdown": out / "report.md", "html": out / "report.html", "plots": plots}

@@ -32,7 +32,7 @@ MODELS = {
     "rf": "RandomForestRegressor (scikit-learn defaults)",
     "gb": "GradientBoostingRegressor (scikit-learn defaults)",
     "gb-xgb": "xgboost XGBRegressor (xgboost defaults, one thread; optional dependency), stored as xgboost JSON",
-    "nn": "MLPRegressor, 3 hidden layers of 64, MinMax-scaled inputs (no dropout/Huber in scikit-learn)",
+    "nn": "MLPRegressor, 3 hidden layers of 64, MinMax-scaled inputs and target (no dropout/Huber in scikit-learn)",
     "walltime": "baseline: the job's time limit",
     "user-last2": "baseline (EASY++): mean of the user's last two run times, capped by the time limit; the limit "
                   "until two are known",
@@ -55,7 +55,12 @@ def _estimator(model: str, seed: int):
 
         return XGBoostJSON(seed=seed)
     if model == "nn":
-        return MLPRegressor(hidden_layer_sizes=(64, 64, 64), random_state=seed, max_iter=300, early_stopping=True)
+        from sklearn.compose import TransformedTargetRegressor
+        from sklearn.preprocessing import MinMaxScaler
+
+        # run times span seconds to days: the network learns them MinMax-scaled, as its inputs
+        network = MLPRegressor(hidden_layer_sizes=(64, 64, 64), random_state=seed, max_iter=300, early_stopping=True)
+        return TransformedTargetRegressor(regressor=network, transformer=MinMaxScaler())
     raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
 
 

@@ -51,31 +51,54 @@ def split_indices(jobs: list[Any], kind: str, test_share: float, seed: int) -> t
 def train(workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
           test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0) -> tuple[RuntimePredictor, dict[str, Any]]:
     """Fit on the training part, evaluate on the test part; returns the predictor and its card."""
+    check_choices(features, model)
+    data = load_training_data(workload_path)
+    return train_on(data, workload_path, features=features, model=model, split=split, test_share=test_share,
+                    seed=seed, margin_min=margin_min)
+
+
+def check_choices(features: str, model: str) -> None:
+    """Unknown names, or xgboost missing for gb-xgb: said before any data is read."""
     get_feature_set(features)
     if model not in MODELS:
         raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
     if model == "gb-xgb":
         from schedlab.predictors.xgb import xgboost_module
 
-        xgboost_module()  # missing: say so before reading a large workload
-    jobs, table, runtimes = load_training_data(workload_path)
+        xgboost_module()
+
+
+def train_on(data, workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
+             test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0,
+             sha256: str | None = None) -> tuple[RuntimePredictor, dict[str, Any]]:
+    """`train` on data already loaded (load_training_data): a study trains many models on one file.
+    The card also records the fitting and prediction times (seconds; per job for predictions)."""
+    import time
+
+    check_choices(features, model)
+    jobs, table, runtimes = data
     train_idx, test_idx = split_indices(jobs, split, test_share, seed)
     predictor = RuntimePredictor(features=features, model=model, seed=seed, margin_min=margin_min)
+    began = time.perf_counter()
     predictor.fit(table.iloc[train_idx].reset_index(drop=True), runtimes[train_idx])
+    fit_s = time.perf_counter() - began
     submits = np.array([job.submit_time_s for job in jobs])
     card: dict[str, Any] = {
         "features": {"set": features, "description": get_feature_set(features).doc, "used": predictor.columns_,
                      "dropped_not_in_data": predictor.dropped_},
         "model": {"name": model, "description": MODELS[model], "params": predictor.get_params()},
-        "training_data": {"path": str(workload_path), "sha256": data_hash(workload_path), "nb_jobs": len(train_idx),
+        "training_data": {"path": str(workload_path), "sha256": sha256 or data_hash(workload_path),
+                          "nb_jobs": len(train_idx),
                           "submit_window_s": [float(submits[train_idx].min()), float(submits[train_idx].max())]},
         "split": {"kind": split, "test_share": test_share if split != "none" else 0.0, "seed": seed,
                   "nb_test_jobs": len(test_idx)},
-        "seed": seed, "versions": versions(),
+        "seed": seed, "versions": versions(), "timing": {"fit_s": fit_s},
     }
     if len(test_idx):
         test = table.iloc[test_idx].reset_index(drop=True)
         card["split"]["test_submit_window_s"] = [float(submits[test_idx].min()), float(submits[test_idx].max())]
-        card["metrics"] = prediction_report(runtimes[test_idx], predictor.predict(test),
-                                            test["time_limit"].to_numpy(dtype=float))
+        began = time.perf_counter()
+        predicted = predictor.predict(test)
+        card["timing"]["predict_s_per_job"] = (time.perf_counter() - began) / len(test_idx)
+        card["metrics"] = prediction_report(runtimes[test_idx], predicted, test["time_limit"].to_numpy(dtype=float))
     return predictor, card

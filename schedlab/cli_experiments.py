@@ -28,7 +28,15 @@ def _campaign_and_runs(args: argparse.Namespace):
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from schedlab.experiments.plan import describe
+    from schedlab.experiments.predictor_study import is_predictor_study, load_study
 
+    if is_predictor_study(args.campaign):
+        study = load_study(args.campaign)
+        print(f"predictor study {study['name']!r} ({args.campaign}): {len(study['tables'])} tables x "
+              f"{len(study['models'])} models on {study['source']}")
+        for table in study["tables"]:
+            print(f"  {table['title']}: {table['split']} split, {table['features']}: {', '.join(study['models'])}")
+        return 0
     campaign, runs, out = _campaign_and_runs(args)
     print(f"campaign {campaign.name!r} ({args.campaign}), inputs in {out}")
     print(describe(runs))
@@ -57,8 +65,25 @@ def _run(args: argparse.Namespace, campaign, runs, out: Path) -> list[dict[str, 
             bar.close()
 
 
+def _run_study(args: argparse.Namespace) -> int:
+    from schedlab.experiments.predictor_study import load_study, run_study
+
+    study = load_study(args.campaign)
+    out = check_output_dir(args.output or Path("out") / study["name"])
+    frame = run_study(study, out, progress=lambda line: print(line, flush=True))
+    print(f"predictor study {study['name']!r}: {len(frame)} models scored -> {out / 'results.parquet'}")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    from schedlab.experiments.predictor_study import is_predictor_study
+
+    if is_predictor_study(args.campaign):
+        return _run_study(args)
     campaign, runs, out = _campaign_and_runs(args)
+    if campaign.compare is not None:  # what the report compares, and with which published figures
+        with atomic_write(out / "compare.json") as handle:
+            handle.write(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")
     rows = _run(args, campaign, runs, out)
     failed = [r for r in rows if not r["complete"]]
     print(f"campaign {campaign.name!r}: {len(rows) - len(failed)} of {len(rows)} runs complete -> "

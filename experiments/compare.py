@@ -1,0 +1,215 @@
+"""A campaign's `[compare]` section: a candidate scheduler against a baseline, beside a paper's
+published figures (`paper | ours | same sign?`).
+
+    [compare]
+    baseline = "easy"                    # scheduler labels of the campaign
+    candidate = "diws"
+    paper = "paper.toml"                 # the published figures, relative to the campaign file
+    setups = { A = ["ricc8192", "marconi100"], B = ["setupB512"] }   # the paper's set-ups -> platforms
+
+The paper file lists rows: `[[scheduling]]` with `row`, `setup`, `metric` (a results column) and
+either `change_pct` (the candidate's change relative to the baseline, in %) or `baseline` and
+`candidate` values (shares in %, counts as they are), and an optional `note`. Ours is computed per
+window instance as (candidate - baseline) / baseline, from unperturbed runs; the table gives the
+last window (the study's "last 24 h") and the median over windows, and how many windows have the
+paper's sign. With a perturbation arm, it also counts the windows where the two schedulers'
+jittered ranges do not overlap (a difference beyond the noise of small event shifts).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from schedlab.errors import InputError
+
+COMPARE_KEYS = {"baseline", "candidate", "paper", "setups"}
+ROW_KEYS = {"row", "setup", "metric", "change_pct", "baseline", "candidate", "note"}
+PERCENT_METRICS = ("share_wait_lt_1min", "share_wait_lt_10min", "share_wait_lt_1h", "share_wait_lt_6h")
+#: the study's Tab. 6/7 rows (and bounded slowdown, which it did not report)
+TABLE_METRICS = {"makespan_s": "makespan (s)", "scheduling_time_s": "scheduling time (s)",
+                 "mean_waiting_time_s": "mean waiting time (s)", "mean_turnaround_time_s": "mean turnaround (s)",
+                 "mean_slowdown": "mean slowdown", "max_waiting_time_s": "max waiting time (s)",
+                 "max_turnaround_time_s": "max turnaround (s)", "max_slowdown": "max slowdown",
+                 "mean_bounded_slowdown": "mean bounded slowdown (tau 10 s)",
+                 "share_wait_lt_10min": "jobs waiting < 10 min (%)", "nb_wait_gt_1day": "jobs waiting > 1 day"}
+
+
+def load_compare(raw: Any, at: Any, base: Path, labels: list[str], platforms: list[str]) -> dict[str, Any]:
+    """Validate the section (errors name the file, line and key) and read the paper's rows."""
+    from schedlab.metrics import compute_metrics
+
+    if not isinstance(raw, dict):
+        raise at.error("expected a table", key="compare")
+    unknown = sorted(set(raw) - COMPARE_KEYS)
+    if unknown:
+        raise at.error(f"unknown key (known: {', '.join(sorted(COMPARE_KEYS))})", "compare", 0, unknown[0])
+    for key in ("baseline", "candidate"):
+        if raw.get(key) not in labels:
+            raise at.error(f"expected a scheduler label of this campaign ({', '.join(labels)})", "compare", 0, key)
+    setups = raw.get("setups", {})
+    if not isinstance(setups, dict) or not setups or not all(
+            isinstance(v, list) and v and all(p in platforms for p in v) for v in setups.values()):
+        raise at.error(f"expected {{ SETUP = [platform names of this campaign ({', '.join(platforms)})] }}",
+                       "compare", 0, "setups")
+    if not isinstance(raw.get("paper"), str):
+        raise at.error("expected the path of a paper figures file (TOML)", "compare", 0, "paper")
+    paper_path = (base / raw["paper"]).resolve()
+    if not paper_path.is_file():
+        raise at.error(f"no such file: {paper_path}", "compare", 0, "paper")
+    try:
+        paper = tomllib.loads(paper_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"malformed TOML: {exc}", path=str(paper_path)) from None
+    known_metrics = set(compute_metrics([], 1, 0.0)) | {"scheduling_time_s"}
+    rows = paper.get("scheduling", [])
+    for index, row in enumerate(rows):
+        where = f"scheduling[{index}]"
+        unknown = sorted(set(row) - ROW_KEYS)
+        problem = (f"unknown key {unknown[0]!r}" if unknown else
+                   f"setup {row.get('setup')!r} is not in [compare] setups" if row.get("setup") not in setups else
+                   f"unknown metric {row.get('metric')!r}" if row.get("metric") not in known_metrics else
+                   "give change_pct, or baseline and candidate"
+                   if ("change_pct" in row) == ("baseline" in row and "candidate" in row) else None)
+        if problem:
+            raise InputError(problem, path=str(paper_path), field=where)
+    return {"baseline": raw["baseline"], "candidate": raw["candidate"], "setups": setups,
+            "paper_file": str(paper_path), "rows": rows}
+
+
+def _sign(value: float) -> int:
+    return 0 if value == 0 or math.isnan(value) else (1 if value > 0 else -1)
+
+
+def _scale(metric: str, value: float) -> float:
+    return 100.0 * value if metric in PERCENT_METRICS else value
+
+
+def _pairs(frame: pd.DataFrame, spec: dict[str, Any], metric: str) -> pd.DataFrame:
+    """Per (platform, instance): the baseline's and the candidate's value of unperturbed runs, and
+    whether their jittered ranges overlap (NaN without a perturbation arm)."""
+    runs = frame[frame["complete"] & frame["scheduler"].isin([spec["baseline"], spec["candidate"]])]
+    keys = ["platform", "instance", "window"]
+    plain = runs[runs["repetition"].isna()].pivot_table(index=keys, columns="scheduler", values=metric,
+                                                        aggfunc="median", dropna=False)
+    plain = plain.reindex(columns=[spec["baseline"], spec["candidate"]])
+    plain.columns = ["baseline", "candidate"]
+    jittered = runs[runs["repetition"].notna()]
+    if not jittered.empty:
+        spread = jittered.groupby([*keys, "scheduler"])[metric].agg(["min", "max"]).unstack("scheduler")
+        low_b, high_b = spread[("min", spec["baseline"])], spread[("max", spec["baseline"])]
+        low_c, high_c = spread[("min", spec["candidate"])], spread[("max", spec["candidate"])]
+        plain = plain.join(((low_c > high_b) | (high_c < low_b)).rename("beyond_noise"))
+    else:
+        plain["beyond_noise"] = np.nan
+    return plain.reset_index()
+
+
+def paper_table(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
+    """One line per paper row and platform of its set-up."""
+    lines = []
+    for row in spec["rows"]:
+        metric = row["metric"]
+        if metric not in frame:
+            continue
+        for platform in spec["setups"][row["setup"]]:
+            pairs = _pairs(frame, spec, metric)
+            pairs = pairs[pairs["platform"] == platform].dropna(subset=["baseline", "candidate"])
+            if pairs.empty:
+                continue
+            last = pairs.loc[pairs["window"].fillna(0).idxmax()]
+            change = 100.0 * (pairs["candidate"] - pairs["baseline"]) / pairs["baseline"].where(pairs["baseline"] != 0)
+            if "change_pct" in row:
+                paper_text, paper_sign = f"{row['change_pct']:+.2f}%", _sign(row["change_pct"])
+                last_change = float(change.loc[last.name])
+                ours_last = f"{last_change:+.1f}%"
+                ours_median = f"{float(change.median()):+.1f}%"
+                signs = change.map(_sign)
+                last_sign, median_sign = _sign(last_change), _sign(float(change.median()))
+            else:
+                paper_text = f"{row['baseline']:g} → {row['candidate']:g}"
+                paper_sign = _sign(row["candidate"] - row["baseline"])
+                ours_last = f"{_scale(metric, last['baseline']):.4g} → {_scale(metric, last['candidate']):.4g}"
+                ours_median = (f"{_scale(metric, pairs['baseline'].median()):.4g} → "
+                               f"{_scale(metric, pairs['candidate'].median()):.4g}")
+                difference = pairs["candidate"] - pairs["baseline"]
+                signs = difference.map(_sign)
+                last_sign, median_sign = _sign(float(difference.loc[last.name])), _sign(float(difference.median()))
+            noise = pairs["beyond_noise"].dropna()
+            lines.append({
+                "row": f"{row['setup']}: {row['row']}", "platform": platform, "paper": paper_text,
+                "ours, last window": ours_last, f"ours, median of {len(pairs)}": ours_median,
+                "same sign? last / median": f"{_yes(last_sign, paper_sign)} / {_yes(median_sign, paper_sign)}",
+                "windows with the paper's sign": f"{int((signs == paper_sign).sum())} of {len(pairs)}",
+                "beyond jitter noise": (f"{int(noise.astype(bool).sum())} of {len(noise)}" if len(noise) else "-"),
+                "note": row.get("note", ""),
+            })
+    return pd.DataFrame(lines)
+
+
+def _yes(ours: int, paper: int) -> str:
+    return "yes" if ours == paper else ("tie" if ours == 0 else "no")
+
+
+def study_layout(frame: pd.DataFrame, spec: dict[str, Any], platform: str) -> pd.DataFrame:
+    """The study's Tab. 6/7 layout for one platform: candidate, baseline and change (relative to
+    the baseline) in the last window, and the median change over windows."""
+    lines = []
+    for metric, heading in TABLE_METRICS.items():
+        if metric not in frame:
+            continue
+        pairs = _pairs(frame, spec, metric)
+        pairs = pairs[pairs["platform"] == platform].dropna(subset=["baseline", "candidate"])
+        if pairs.empty:
+            continue
+        last = pairs.loc[pairs["window"].fillna(0).idxmax()]
+        change = 100.0 * (pairs["candidate"] - pairs["baseline"]) / pairs["baseline"].where(pairs["baseline"] != 0)
+        lines.append({"metric": heading, spec["candidate"]: _scale(metric, float(last["candidate"])),
+                      spec["baseline"]: _scale(metric, float(last["baseline"])),
+                      "change": f"{float(change.loc[last.name]):+.2f}%",
+                      f"median change over {len(pairs)} windows": f"{float(change.median()):+.2f}%"})
+    return pd.DataFrame(lines)
+
+
+def window_changes(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
+    """Per platform and window: the candidate's change in the headline metrics."""
+    columns = {"mean_waiting_time_s": "mean wait", "mean_slowdown": "mean slowdown",
+               "mean_bounded_slowdown": "mean bsld", "makespan_s": "makespan"}
+    merged = None
+    for metric, heading in columns.items():
+        if metric not in frame:
+            continue
+        pairs = _pairs(frame, spec, metric)
+        pairs[heading] = [f"{100.0 * (c - b) / b:+.1f}%" if b else "-"
+                          for b, c in zip(pairs["baseline"], pairs["candidate"], strict=True)]
+        part = pairs[["platform", "window", heading]]
+        merged = part if merged is None else merged.merge(part, on=["platform", "window"])
+    if merged is None:
+        return pd.DataFrame()
+    jobs = frame[frame["repetition"].isna() & (frame["scheduler"] == spec["baseline"])]
+    counts = jobs.groupby(["platform", "window"])["nb_jobs"].first().rename("jobs")
+    return merged.join(counts, on=["platform", "window"]).sort_values(["platform", "window"])
+
+
+def sections(frame: pd.DataFrame, spec: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """The report sections of a comparison: (title, text, table)."""
+    name = f"{spec['candidate']} vs {spec['baseline']}"
+    out = [(f"Paper vs ours: {name}",
+            f"Figures from {Path(spec['paper_file']).name}; ours = ({spec['candidate']} - {spec['baseline']}) / "
+            f"{spec['baseline']} per window, unperturbed runs. 'tie' = no change. 'beyond jitter noise' counts the "
+            "windows where the jittered ranges of the two do not overlap.", paper_table(frame, spec))]
+    for platform in sorted({p for platforms in spec["setups"].values() for p in platforms}):
+        table = study_layout(frame, spec, platform)
+        if not table.empty:
+            out.append((f"Study layout (Tab. 6/7): {platform}",
+                        "Values of the last window; change relative to the baseline (as Tab. 6; Tab. 7 "
+                        "divided by the candidate's value).", table))
+    changes = window_changes(frame, spec)
+    if not changes.empty:
+        out.append((f"Changes per window: {name}", "Relative to the baseline, unperturbed runs.", changes))
+    return out

@@ -1,0 +1,274 @@
+"""Predictor studies: runtime models trained and scored on one trace, in a paper's table layout,
+beside its published values. A TOML file with `kind = "predictor-study"`:
+
+    kind = "predictor-study"
+    name = "diws-predictors-ricc"
+    models = ["dt", "rf", "gb", "nn"]
+    seed = 0
+    test_share = 0.3
+    paper = "paper.toml"            # optional: [predictors.<table>.<model>] published values
+    [workload]                      # swf, table or file (a Batsim workload), convert = {...} as campaigns
+    swf = "trace.swf.gz"
+    [[tables]]
+    name = "random"                 # the key of the paper's values
+    title = "Tab. 3: random 70/30 split"
+    split = "random"                # random | time
+    features = "diws"               # a feature set
+
+`schedlab experiment run FILE -o DIR` trains every (table, model) once (results are
+content-addressed under DIR/runs and reused), writes DIR/results.parquet and DIR/study.json;
+`schedlab report DIR` renders the tables.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from schedlab import __version__
+from schedlab.errors import InputError
+
+STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "paper", "workload", "tables"}
+TABLE_KEYS = {"name", "title", "split", "features"}
+#: column -> (heading, how to read it from a prediction report)
+METRICS: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {
+    "mae_min": ("MAE (min)", lambda r: r["mae_min"]),
+    "mse_min2": ("MSE (min²)", lambda r: r["mse_min2"]),
+    "rmse_min": ("RMSE (min)", lambda r: r["rmse_min"]),
+    "r2": ("R²", lambda r: r["r2"]),
+    "interval95_high_min": ("95% interval of abs. error, upper (min)", lambda r: (r["interval95_abs_error_min"] or
+                                                                             [None, None])[1]),
+    "over_pct": ("over: share (%)", lambda r: _pct(r["over"]["share"])),
+    "over_mean_min": ("over: mean error (min)", lambda r: r["over"]["mean"]),
+    "over_lt60_pct": ("over: error < 60 min (%)", lambda r: _pct(r["over"]["share_under_60min"])),
+    "under_pct": ("under: share (%)", lambda r: _pct(r["under"]["share"])),
+    "under_mean_min": ("under: mean error (min)", lambda r: r["under"]["mean"]),
+    "under_lt60_pct": ("under: error < 60 min (%)", lambda r: _pct(r["under"]["share_under_60min"])),
+    "exact_pct": ("exact: share (%)", lambda r: _pct(r["exact"]["share"])),
+    "effectiveness_general_pct": ("effectiveness general (%)", lambda r: _pct(r["effectiveness_general"])),
+    "effectiveness_valid_pct": ("effectiveness valid (%)", lambda r: _pct(r["effectiveness_valid"])),
+}
+
+
+def _pct(value: Any) -> Any:
+    return None if value is None else 100.0 * value
+
+
+def is_predictor_study(path: str | Path) -> bool:
+    """Whether a TOML file declares `kind = "predictor-study"` (campaign files do not)."""
+    from schedlab.paths import read_input_text
+
+    text = read_input_text(Path(path), "a campaign file (TOML)")
+    try:
+        return tomllib.loads(text).get("kind") == "predictor-study"
+    except tomllib.TOMLDecodeError:
+        return False  # the campaign loader reports it, with its line
+
+
+def load_study(path: str | Path) -> dict[str, Any]:
+    """Validate a study file before any work; one line naming the file, line and key otherwise."""
+    from schedlab.experiments.campaign import _Locator, _table
+    from schedlab.predictors.features import FEATURE_SETS
+    from schedlab.predictors.runtime import MODELS
+    from schedlab.predictors.training import check_choices
+    from schedlab.workloads.convert import ConversionOptions
+
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    doc = tomllib.loads(text)
+    at = _Locator(path, text)
+    unknown = sorted(set(doc) - STUDY_KEYS)
+    if unknown:
+        raise at.error(f"unknown key (known: {', '.join(sorted(STUDY_KEYS))})", key=unknown[0])
+    models = doc.get("models", ["dt"])
+    if not isinstance(models, list) or not models or any(m not in MODELS for m in models):
+        raise at.error(f"expected a list of models ({', '.join(MODELS)})", key="models")
+    seed, share = doc.get("seed", 0), doc.get("test_share", 0.3)
+    if not isinstance(seed, int) or seed < 0:
+        raise at.error("expected an integer >= 0", key="seed")
+    if not isinstance(share, int | float) or not 0 < share < 1:
+        raise at.error("expected a share in (0, 1)", key="test_share")
+    workload = _table(doc.get("workload"), {"swf", "table", "file", "convert"}, at, "workload", 0)
+    kinds = [k for k in ("swf", "table", "file") if k in workload]
+    if len(kinds) != 1:
+        raise at.error("give exactly one of swf, table, file", "workload", 0)
+    source = (path.parent / str(workload[kinds[0]])).resolve()
+    if not source.is_file():
+        raise at.error(f"no such file: {source}", "workload", 0, kinds[0])
+    convert = _table(workload.get("convert", {}), set(ConversionOptions.__dataclass_fields__), at, "workload", 0)
+    if convert and kinds[0] == "file":
+        raise at.error("a Batsim workload file is used as it is", "workload", 0, "convert")
+    tables = doc.get("tables")
+    if not isinstance(tables, list) or not tables:
+        raise at.error("at least one [[tables]] table is needed", key="tables")
+    for index, table in enumerate(tables):
+        _table(table, TABLE_KEYS, at, "tables", index)
+        if table.get("split") not in ("random", "time"):
+            raise at.error("expected random or time", "tables", index, "split")
+        if table.get("features", "diws") not in FEATURE_SETS:
+            raise at.error(f"expected a feature set ({', '.join(FEATURE_SETS)})", "tables", index, "features")
+        if not isinstance(table.get("name"), str):
+            raise at.error("expected a name", "tables", index, "name")
+    for model in models:
+        check_choices("diws", model)
+    paper: dict[str, Any] = {}
+    if "paper" in doc:
+        paper_path = (path.parent / str(doc["paper"])).resolve()
+        if not paper_path.is_file():
+            raise at.error(f"no such file: {paper_path}", key="paper")
+        try:
+            paper = tomllib.loads(paper_path.read_text(encoding="utf-8")).get("predictors", {})
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"malformed TOML: {exc}", path=str(paper_path)) from None
+    return {"kind": "predictor-study", "name": str(doc.get("name", path.stem)), "models": models, "seed": seed,
+            "test_share": float(share), "source_kind": kinds[0], "source": str(source), "convert": convert,
+            "tables": [{"features": "diws", "title": t["name"], **t} for t in tables], "paper": paper}
+
+
+def _workload_file(study: dict[str, Any], directory: Path) -> Path:
+    """The study's workload as a Batsim file (a trace converted once, named by its recipe)."""
+    from schedlab.experiments.campaign import canonical_hash, sha256_file
+
+    if study["source_kind"] == "file":
+        return Path(study["source"])
+    from schedlab.workloads.convert import ConversionOptions, convert_columns
+
+    recipe = {"source": sha256_file(Path(study["source"])), "kind": study["source_kind"],
+              "convert": study["convert"], "version": __version__}
+    path = directory / f"{canonical_hash(recipe)[:20]}.json"
+    if not path.is_file():
+        directory.mkdir(parents=True, exist_ok=True)
+        if study["source_kind"] == "swf":
+            from schedlab.workloads.swf import read_swf, to_trace_jobs
+            trace = to_trace_jobs(read_swf(study["source"]))
+        else:
+            from schedlab.workloads.slurm import to_trace_jobs
+            trace = to_trace_jobs(study["source"])
+        convert_columns(trace, ConversionOptions(**study["convert"]))[0].write(str(path))
+    return path
+
+
+def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Train and score every (table, model); finished ones (DIR/runs/ID.json) are reused."""
+    from schedlab.experiments.campaign import canonical_hash, sha256_file
+    from schedlab.paths import atomic_write
+    from schedlab.predictors.runtime import versions
+    from schedlab.predictors.training import load_training_data, train_on
+
+    workload = _workload_file(study, out / "workloads")
+    sha = sha256_file(workload)
+    runs_dir = out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    data = None
+    rows = []
+    for table in study["tables"]:
+        for model in study["models"]:
+            key = {"workload": sha, "split": table["split"], "features": table["features"], "model": model,
+                   "seed": study["seed"], "test_share": study["test_share"], "versions": versions()}
+            result = runs_dir / f"{canonical_hash(key)[:16]}.json"
+            if not result.is_file():
+                data = data or load_training_data(workload)
+                _, card = train_on(data, workload, features=table["features"], model=model, split=table["split"],
+                                   test_share=study["test_share"], seed=study["seed"], sha256=sha)
+                with atomic_write(result) as handle:
+                    handle.write(json.dumps(card, indent=1, sort_keys=True, default=str) + "\n")
+            card = json.loads(result.read_text())
+            row = {"table": table["name"], "title": table["title"], "model": model, "split": table["split"],
+                   "features": table["features"], "nb_train": card["training_data"]["nb_jobs"],
+                   "nb_test": card["split"]["nb_test_jobs"], "fit_s": card["timing"]["fit_s"],
+                   "predict_us_per_job": 1e6 * card["timing"]["predict_s_per_job"], "result": result.name}
+            row.update({column: read(card["metrics"]) for column, (_, read) in METRICS.items()})
+            rows.append(row)
+            if progress:
+                progress(f"{table['title']}: {model}: MAE {row['mae_min']:.2f} min, R2 {row['r2']:.3f}, "
+                         f"fit {row['fit_s']:.1f} s")
+    frame = pd.DataFrame(rows)
+    frame.to_parquet(out / "results.parquet", index=False)
+    with atomic_write(out / "study.json") as handle:
+        handle.write(json.dumps({**study, "workload_file": str(workload), "workload_sha256": sha}, indent=1) + "\n")
+    return frame
+
+
+def table_layout(frame: pd.DataFrame, study: dict[str, Any], table: dict[str, Any]) -> pd.DataFrame:
+    """The paper's layout: one row per metric, per model `ours` and `paper` columns."""
+    part = frame[frame["table"] == table["name"]].set_index("model")
+    paper = study.get("paper", {}).get(table["name"], {})
+    lines = []
+    for column, (heading, _) in METRICS.items():
+        line: dict[str, Any] = {"metric": heading}
+        for model in part.index:
+            line[f"{model} ours"] = part.loc[model, column]
+            if paper.get(model):
+                line[f"{model} paper"] = paper[model].get(column)
+        lines.append(line)
+    for column, heading in (("fit_s", "fitting time (s)"), ("predict_us_per_job", "prediction (µs per job)")):
+        lines.append({"metric": heading, **{f"{m} ours": part.loc[m, column] for m in part.index}})
+    return pd.DataFrame(lines)
+
+
+def headline(frame: pd.DataFrame, study: dict[str, Any]) -> pd.DataFrame | None:
+    """The issue's rows: DT R² and MAE, random vs time split, and whether the paper's finding (the
+    time split has the lower MAE but also the lower R²) holds here."""
+    paper = study.get("paper", {})
+    dt = frame[frame["model"] == "dt"].set_index("table")
+    if not {"random", "time"} <= set(dt.index) or "dt" not in paper.get("random", {}):
+        return None
+    lines = []
+    for column, heading in (("r2", "DT R²"), ("mae_min", "DT MAE (min)")):
+        ours = (dt.loc["random", column], dt.loc["time", column])
+        theirs = (paper["random"]["dt"][column], paper["time"]["dt"][column])
+        same = (ours[1] < ours[0]) == (theirs[1] < theirs[0])
+        lines.append({"row": f"{heading}, random / time split", "paper": f"{theirs[0]:.2f} / {theirs[1]:.2f}",
+                      "ours": f"{ours[0]:.2f} / {ours[1]:.2f}",
+                      "same direction (time split lower)?": "yes" if same else "no"})
+    return pd.DataFrame(lines)
+
+
+def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
+    study = json.loads((results_dir / "study.json").read_text())
+    frame = pd.read_parquet(results_dir / "results.parquet")
+    out: list[tuple[str, str, Any]] = [(
+        "Study", f"{study['name']}: {', '.join(study['models'])} on {Path(study['source']).name} "
+                 f"({int(frame['nb_train'].iloc[0] + frame['nb_test'].iloc[0])} jobs), seed {study['seed']}; errors in "
+                 "minutes. Hyper-parameters are the libraries' defaults (the paper gives none); the 95% interval is "
+                 "the 2.5th-97.5th percentile of |error|; effectiveness is an interpretation (../shared/docs "
+                 "diws-study.md §9).", None)]
+    top = headline(frame, study)
+    if top is not None:
+        out.append(("Paper vs ours", "", top))
+    for table in study["tables"]:
+        part = frame[frame["table"] == table["name"]]
+        if not part.empty:
+            out.append((table["title"], f"{table['split']} split, feature set {table['features']}, "
+                        f"{int(part['nb_train'].iloc[0])} training and {int(part['nb_test'].iloc[0])} test jobs.",
+                        table_layout(frame, study, table)))
+    return out
+
+
+def plot_study(results_dir: Path, path: Path) -> Path:
+    """MAE and R² per table and model, ours beside the paper's."""
+    from schedlab.experiments.report import _pyplot, _save
+
+    study = json.loads((results_dir / "study.json").read_text())
+    frame = pd.read_parquet(results_dir / "results.parquet")
+    paper = study.get("paper", {})
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    labels = [f"{row.table}\n{row.model}" for row in frame.itertuples()]
+    x = range(len(frame))
+    for axis, (column, heading) in zip(axes, (("mae_min", "MAE (min)"), ("r2", "R²")), strict=True):
+        ours = frame[column].to_numpy(dtype=float)
+        theirs = [paper.get(row.table, {}).get(row.model, {}).get(column, float("nan")) for row in frame.itertuples()]
+        axis.bar([i - 0.2 for i in x], ours, 0.4, label="ours")
+        axis.bar([i + 0.2 for i in x], theirs, 0.4, label="paper", color="#bbbbbb")
+        axis.set_xticks(list(x), labels, fontsize=7)
+        axis.set_ylabel(heading)
+        axis.set_title(heading, fontsize=10)
+        axis.legend(fontsize=8)
+    fig.suptitle(f"{study['name']}: test-set errors per split and model", fontsize=10)
+    return _save(fig, path)
