@@ -96,7 +96,7 @@ def _pairs(frame: pd.DataFrame, spec: dict[str, Any], metric: str) -> pd.DataFra
     runs = frame[frame["complete"] & frame["scheduler"].isin([spec["baseline"], spec["candidate"]])]
     keys = ["platform", "instance", "window"]
     plain = runs[runs["repetition"].isna()].pivot_table(index=keys, columns="scheduler", values=metric,
-                                                        aggfunc="median", dropna=False)
+                                                        aggfunc="median")
     plain = plain.reindex(columns=[spec["baseline"], spec["candidate"]])
     plain.columns = ["baseline", "candidate"]
     jittered = runs[runs["repetition"].notna()]
@@ -123,21 +123,21 @@ def paper_table(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
             if pairs.empty:
                 continue
             last = pairs.loc[pairs["window"].fillna(0).idxmax()]
-            change = 100.0 * (pairs["candidate"] - pairs["baseline"]) / pairs["baseline"].where(pairs["baseline"] != 0)
+            change = _change_pct(pairs)
+            difference = pairs["candidate"] - pairs["baseline"]
             if "change_pct" in row:
                 paper_text, paper_sign = f"{row['change_pct']:+.2f}%", _sign(row["change_pct"])
-                last_change = float(change.loc[last.name])
-                ours_last = f"{last_change:+.1f}%"
-                ours_median = f"{float(change.median()):+.1f}%"
-                signs = change.map(_sign)
-                last_sign, median_sign = _sign(last_change), _sign(float(change.median()))
+                ours_last = _pct_text(float(change.loc[last.name]))
+                ours_median = _pct_text(float(change.median()))
+                signs = difference.map(_sign)
+                last_sign = _sign(float(difference.loc[last.name]))
+                median_sign = _sign(float(change.median()) if change.notna().any() else float(difference.median()))
             else:
                 paper_text = f"{row['baseline']:g} → {row['candidate']:g}"
                 paper_sign = _sign(row["candidate"] - row["baseline"])
                 ours_last = f"{_scale(metric, last['baseline']):.4g} → {_scale(metric, last['candidate']):.4g}"
                 ours_median = (f"{_scale(metric, pairs['baseline'].median()):.4g} → "
                                f"{_scale(metric, pairs['candidate'].median()):.4g}")
-                difference = pairs["candidate"] - pairs["baseline"]
                 signs = difference.map(_sign)
                 last_sign, median_sign = _sign(float(difference.loc[last.name])), _sign(float(difference.median()))
             noise = pairs["beyond_noise"].dropna()
@@ -150,6 +150,17 @@ def paper_table(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
                 "note": row.get("note", ""),
             })
     return pd.DataFrame(lines)
+
+
+def _change_pct(pairs: pd.DataFrame) -> pd.Series:
+    """(candidate - baseline) / baseline in %; 0 when both are 0, NaN when only the baseline is."""
+    difference = pairs["candidate"] - pairs["baseline"]
+    change = 100.0 * difference / pairs["baseline"].where(pairs["baseline"] != 0)
+    return change.where(~((pairs["baseline"] == 0) & (difference == 0)), 0.0)
+
+
+def _pct_text(value: float, digits: int = 1) -> str:
+    return "n/a (baseline 0)" if math.isnan(value) else f"{value:+.{digits}f}%"
 
 
 def _yes(ours: int, paper: int) -> str:
@@ -168,11 +179,11 @@ def study_layout(frame: pd.DataFrame, spec: dict[str, Any], platform: str) -> pd
         if pairs.empty:
             continue
         last = pairs.loc[pairs["window"].fillna(0).idxmax()]
-        change = 100.0 * (pairs["candidate"] - pairs["baseline"]) / pairs["baseline"].where(pairs["baseline"] != 0)
+        change = _change_pct(pairs)
         lines.append({"metric": heading, spec["candidate"]: _scale(metric, float(last["candidate"])),
                       spec["baseline"]: _scale(metric, float(last["baseline"])),
-                      "change": f"{float(change.loc[last.name]):+.2f}%",
-                      f"median change over {len(pairs)} windows": f"{float(change.median()):+.2f}%"})
+                      "change": _pct_text(float(change.loc[last.name]), 2),
+                      f"median change over {len(pairs)} windows": _pct_text(float(change.median()), 2)})
     return pd.DataFrame(lines)
 
 
@@ -185,8 +196,7 @@ def window_changes(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
         if metric not in frame:
             continue
         pairs = _pairs(frame, spec, metric)
-        pairs[heading] = [f"{100.0 * (c - b) / b:+.1f}%" if b else "-"
-                          for b, c in zip(pairs["baseline"], pairs["candidate"], strict=True)]
+        pairs[heading] = [_pct_text(value) for value in _change_pct(pairs)]
         part = pairs[["platform", "window", heading]]
         merged = part if merged is None else merged.merge(part, on=["platform", "window"])
     if merged is None:
