@@ -32,33 +32,10 @@ import pandas as pd
 
 from schedlab import __version__
 from schedlab.errors import InputError
+from schedlab.predictors.evaluate import METRICS, flat_report
 
 STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "paper", "workload", "tables"}
 TABLE_KEYS = {"name", "title", "split", "features"}
-#: column -> (heading, how to read it from a prediction report)
-METRICS: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {
-    "mae_min": ("MAE (min)", lambda r: r["mae_min"]),
-    "mse_min2": ("MSE (min²)", lambda r: r["mse_min2"]),
-    "rmse_min": ("RMSE (min)", lambda r: r["rmse_min"]),
-    "r2": ("R²", lambda r: r["r2"]),
-    "interval95_high_min": ("95% interval of abs. error, upper (min)", lambda r: (r["interval95_abs_error_min"] or
-                                                                             [None, None])[1]),
-    "over_pct": ("over: share (%)", lambda r: _pct(r["over"]["share"])),
-    "over_mean_min": ("over: mean error (min)", lambda r: r["over"]["mean"]),
-    "over_lt60_pct": ("over: error < 60 min (%)", lambda r: _pct(r["over"]["share_under_60min"])),
-    "under_pct": ("under: share (%)", lambda r: _pct(r["under"]["share"])),
-    "under_mean_min": ("under: mean error (min)", lambda r: r["under"]["mean"]),
-    "under_lt60_pct": ("under: error < 60 min (%)", lambda r: _pct(r["under"]["share_under_60min"])),
-    "exact_pct": ("exact: share (%)", lambda r: _pct(r["exact"]["share"])),
-    "effectiveness_general_pct": ("effectiveness general (%)", lambda r: _pct(r["effectiveness_general"])),
-    "effectiveness_valid_pct": ("effectiveness valid (%)", lambda r: _pct(r["effectiveness_valid"])),
-}
-
-
-def _pct(value: Any) -> Any:
-    return None if value is None else 100.0 * value
-
-
 def is_predictor_study(path: str | Path) -> bool:
     """Whether a TOML file declares `kind = "predictor-study"` (campaign files do not)."""
     from schedlab.paths import read_input_text
@@ -182,7 +159,7 @@ def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] 
                    "features": table["features"], "nb_train": card["training_data"]["nb_jobs"],
                    "nb_test": card["split"]["nb_test_jobs"], "fit_s": card["timing"]["fit_s"],
                    "predict_us_per_job": 1e6 * card["timing"]["predict_s_per_job"], "result": result.name}
-            row.update({column: read(card["metrics"]) for column, (_, read) in METRICS.items()})
+            row.update({k: v for k, v in flat_report(card["metrics"]).items() if k != "nb_jobs"})
             rows.append(row)
             if progress:
                 progress(f"{table['title']}: {model}: MAE {row['mae_min']:.2f} min, R2 {row['r2']:.3f}, "

@@ -14,9 +14,38 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+#: column -> (heading, how to read it from a prediction report)
+METRICS: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {
+    "mae_min": ("MAE (min)", lambda r: r["mae_min"]),
+    "mse_min2": ("MSE (min²)", lambda r: r["mse_min2"]),
+    "rmse_min": ("RMSE (min)", lambda r: r["rmse_min"]),
+    "r2": ("R²", lambda r: r["r2"]),
+    "interval95_high_min": ("95% interval of abs. error, upper (min)", lambda r: (r["interval95_abs_error_min"] or
+                                                                             [None, None])[1]),
+    "over_pct": ("over: share (%)", lambda r: _pct(r["over"]["share"])),
+    "over_mean_min": ("over: mean error (min)", lambda r: r["over"]["mean"]),
+    "over_lt60_pct": ("over: error < 60 min (%)", lambda r: _pct(r["over"]["share_under_60min"])),
+    "under_pct": ("under: share (%)", lambda r: _pct(r["under"]["share"])),
+    "under_mean_min": ("under: mean error (min)", lambda r: r["under"]["mean"]),
+    "under_lt60_pct": ("under: error < 60 min (%)", lambda r: _pct(r["under"]["share_under_60min"])),
+    "exact_pct": ("exact: share (%)", lambda r: _pct(r["exact"]["share"])),
+    "effectiveness_general_pct": ("effectiveness general (%)", lambda r: _pct(r["effectiveness_general"])),
+    "effectiveness_valid_pct": ("effectiveness valid (%)", lambda r: _pct(r["effectiveness_valid"])),
+}
+
+
+def _pct(value: Any) -> Any:
+    return None if value is None else 100.0 * value
+
+
+def flat_report(report: dict[str, Any]) -> dict[str, Any]:
+    """The report as one flat row (CSV, tables): METRICS' columns, shares in %."""
+    return {"nb_jobs": report["nb_jobs"], **{column: read(report) for column, (_, read) in METRICS.items()}}
 
 
 def prediction_report(actual_s: np.ndarray, predicted_s: np.ndarray, limit_s: np.ndarray) -> dict[str, Any]:

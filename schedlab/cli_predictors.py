@@ -32,6 +32,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from schedlab.predictors.runtime import data_hash, load
     from schedlab.predictors.training import load_training_data, split_indices
 
+    if args.csv:
+        check_output_file(args.csv)
     predictor, card = load(args.model)
     jobs, table, runtimes = load_training_data(args.workload)
     trained = card.get("training_data", {})
@@ -45,6 +47,17 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         table, runtimes = table.iloc[test].reset_index(drop=True), runtimes[test]
         print(f"(the training workload: scoring its {len(test)} held-out jobs, {split['kind']} split)")
     report = prediction_report(runtimes, predictor.predict(table), table["time_limit"].to_numpy(dtype=float))
+    if args.csv:
+        import csv
+
+        from schedlab.paths import atomic_write
+        from schedlab.predictors.evaluate import flat_report
+
+        row = {"model": predictor.model, "features": predictor.features, **flat_report(report)}
+        with atomic_write(args.csv) as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(row))
+            writer.writeheader()
+            writer.writerow(row)
     if args.json:
         print(json.dumps({"model": card.get("model"), "training_data": card.get("training_data"), **report}, indent=2))
     else:
@@ -76,5 +89,6 @@ def add_parsers(sub: Any) -> None:
     g = psub.add_parser("evaluate", help="prediction errors of a saved model on a workload")
     g.add_argument("--model", "-m", required=True, help="a model file written by `predictor train`")
     g.add_argument("--workload", "-w", required=True)
-    g.add_argument("--json", action="store_true")
+    g.add_argument("--json", action="store_true", help="print the report as JSON")
+    g.add_argument("--csv", metavar="FILE", help="also write the report as one CSV row (minutes; shares in %%)")
     g.set_defaults(func=cmd_evaluate)

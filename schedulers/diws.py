@@ -3,8 +3,9 @@ whose queue is sorted by predicted run time, shortest first, and whose plan uses
 
 The predictor is trained once, before the simulation (step 1 of the study's algorithm), from a
 history workload (`history=PATH`, cached by content hash), or loaded (`model=PATH`). Each job is
-predicted at submission (submissions of one instant in one batch), clipped to [1 s, walltime]
-(the study is silent; documented). The kill time stays the workload walltime (in the study no job
+predicted at submission (submissions of one instant in one batch), plus `margin_min` minutes
+(default 0: the study's +60 min was an analysis, its scheduler did not use it), clipped to [1 s,
+walltime] (the study is silent; documented). The kill time stays the workload walltime (in the study no job
 was killed early). A job still running past its prediction is replanned to its walltime end
 (`overrun=walltime`, the estimate API of QueueScheduler); ties in the queue go by submit time then
 submission order.
@@ -34,9 +35,10 @@ class DIWS(EasyBackfilling):
 
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
                  learner: Literal["dt", "rf", "gb", "gb-xgb", "nn", "user-last2", "walltime"] = "dt",
-                 seed: int = 0) -> None:
+                 seed: int = 0, margin_min: float = 0.0) -> None:
         super().__init__(queue_order="spt")
         self.model, self.history, self.features, self.learner, self.seed = model, history, features, learner, seed
+        self.margin_min = float(margin_min)  # minutes added to every prediction (the study's "safe" +60 analysis)
         if model and history:
             raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on), not both")
         baseline = learner in ("user-last2", "walltime")
@@ -50,7 +52,7 @@ class DIWS(EasyBackfilling):
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), "model": self.model, "history": self.history, "features": self.features,
-                "learner": self.learner, "seed": self.seed}
+                "learner": self.learner, "seed": self.seed, "margin_min": self.margin_min}
 
     # ------------------------------------------------------------------ the predictor
     def prepare(self) -> None:
@@ -124,7 +126,7 @@ class DIWS(EasyBackfilling):
             predictions = self.predict_runtimes_s([job for job, _ in arrivals])
             for (job, submitted), predicted in zip(arrivals, predictions, strict=True):
                 limit = math.inf if job.walltime_s is None else job.walltime_s
-                value = float(predicted) if math.isfinite(predicted) else limit
+                value = float(predicted) + 60.0 * self.margin_min if math.isfinite(predicted) else limit
                 self._predicted_s[job.id] = min(max(value, 1.0), limit)
                 super().on_job_submitted(job, submitted)
         return super().decide(now)

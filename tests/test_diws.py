@@ -129,3 +129,16 @@ def test_diws_under_real_batsim_equals_the_engine(tmp_path, monkeypatch):
         ours = {r["job_id"]: float(r["starting_time"]) for r in csv.DictReader(handle)}
     real = {r["job_id"]: float(r["starting_time"]) for r in rows}
     assert real.keys() == ours.keys() and all(abs(real[k] - ours[k]) < 0.1 for k in ours)
+
+
+def test_a_margin_adds_minutes_before_clipping_to_the_walltime():
+    specs = [("a", 0, 1, 30, 100), ("b", 0, 1, 30, 1000), ("c", 0, 1, 30, None)]
+    scheduler = Oracle(margin_min=1.0)
+    scheduler.runtimes = {f"w0!{name}": float(delay) for name, _, _, delay, _ in specs}
+    engine = Engine(Platform.homogeneous(1), make_workload(specs), scheduler)
+    engine.run()
+    assert scheduler._predicted_s == {"w0!a": 90.0, "w0!b": 90.0, "w0!c": 90.0}
+    scheduler = Oracle(margin_min=2.0)
+    scheduler.runtimes = {f"w0!{name}": float(delay) for name, _, _, delay, _ in specs}
+    Engine(Platform.homogeneous(1), make_workload(specs), scheduler).run()
+    assert scheduler._predicted_s == {"w0!a": 100.0, "w0!b": 150.0, "w0!c": 150.0}  # a: its walltime

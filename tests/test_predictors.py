@@ -179,9 +179,13 @@ def test_cli_train_and_evaluate(tmp_path, capsys):
     assert "test set (random split)" in capsys.readouterr().out
     assert (tmp_path / "rf.skops.card.json").is_file()
     other = workload_file(tmp_path, name="other.json", n=60)
-    assert main(["predictor", "evaluate", "-m", str(tmp_path / "rf.skops"), "-w", str(other), "--json"]) == 0
+    assert main(["predictor", "evaluate", "-m", str(tmp_path / "rf.skops"), "-w", str(other), "--json",
+                 "--csv", str(tmp_path / "e.csv")]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["nb_jobs"] == 60 and report["model"]["name"] == "rf"
+    row = pd.read_csv(tmp_path / "e.csv").iloc[0]
+    assert row["model"] == "rf" and row["nb_jobs"] == 60 and row["mae_min"] == pytest.approx(report["mae_min"])
+    assert row["over_pct"] == pytest.approx(100 * report["over"]["share"])
     # its own training file: only the held-out jobs are scored
     assert main(["predictor", "evaluate", "-m", str(tmp_path / "rf.skops"), "-w", str(path)]) == 0
     out = capsys.readouterr().out
