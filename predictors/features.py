@@ -28,7 +28,7 @@ SOURCES: dict[str, tuple[tuple[str, ...], float]] = {
     "node": (("nodes_req",), 1.0),
     "gpu": (("gpus_req",), 1.0),
     "user": (("user",), 1.0),
-    "qos": (("qos", "queue"), 1.0),
+    "qos": (("qos", "queue", "partition"), 1.0),  # what a trace has of a service class, in this order
     "time_limit": (("requested_time_s", "walltime"), 1.0),
 }
 CATEGORICAL = ("user", "qos")

@@ -170,6 +170,10 @@ def test_feature_table_reads_requests_only():
     table = job_table(jobs, ["cpu", "mem_gb", "user", "qos", "time_limit", "gpu"])
     assert table.iloc[0].to_dict() == {"cpu": 16.0, "mem_gb": 1.0, "user": "7", "qos": "high", "time_limit": 600.0,
                                        "gpu": pytest.approx(np.nan, nan_ok=True)}
+    # a service class: the QoS, else the queue, else the partition (Atlas and Curie have only that)
+    classes = make_workload([("a", 0, 1, 5, 60, {"queue": 3, "partition": 9}), ("b", 0, 1, 5, 60, {"partition": 9}),
+                             ("c", 0, 1, 5, 60, {"queue": -1, "partition": 9})]).jobs
+    assert job_table(classes, ["qos"])["qos"].tolist() == ["3", "9", "-1"]
 
 
 def test_cli_train_and_evaluate(tmp_path, capsys):
