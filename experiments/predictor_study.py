@@ -235,17 +235,20 @@ def plot_study(results_dir: Path, path: Path) -> Path:
     frame = pd.read_parquet(results_dir / "results.parquet")
     paper = study.get("paper", {})
     plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    labels = [f"{row.table}\n{row.model}" for row in frame.itertuples()]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    labels = [f"{row.table}: {row.model}" for row in frame.itertuples()]
     x = range(len(frame))
     for axis, (column, heading) in zip(axes, (("mae_min", "MAE (min)"), ("r2", "R²")), strict=True):
         ours = frame[column].to_numpy(dtype=float)
         theirs = [paper.get(row.table, {}).get(row.model, {}).get(column, float("nan")) for row in frame.itertuples()]
         axis.bar([i - 0.2 for i in x], ours, 0.4, label="ours")
         axis.bar([i + 0.2 for i in x], theirs, 0.4, label="paper", color="#bbbbbb")
-        axis.set_xticks(list(x), labels, fontsize=7)
+        axis.set_xticks(list(x), labels, fontsize=7, rotation=40, ha="right")
+        for boundary in frame.index[frame["table"].ne(frame["table"].shift())][1:]:  # between tables
+            axis.axvline(boundary - 0.5, color="#888888", linewidth=0.6, linestyle=":")
         axis.set_ylabel(heading)
         axis.set_title(heading, fontsize=10)
         axis.legend(fontsize=8)
-    fig.suptitle(f"{study['name']}: test-set errors per split and model", fontsize=10)
+    fig.suptitle(f"{study['name']}: test-set errors per split and model (ours: {Path(study['source']).name}; "
+                 "paper: its own data)", fontsize=10)
     return _save(fig, path)
