@@ -19,6 +19,24 @@ BATSIM_DATA = TEST_DATA / "batsim"
 TRACES = TEST_DATA / "traces"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _scratch_tmpdir(tmp_path_factory):
+    """Crash logs of the tests that provoke bugs on purpose, and other temporary files of the code
+    under test (subprocesses included), go to the session's scratch directory, not the system's."""
+    import os
+    import tempfile
+
+    scratch = tmp_path_factory.mktemp("tmpdir")
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = str(scratch), None
+    yield scratch
+    if saved[0] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved[0]
+    tempfile.tempdir = saved[1]
+
+
 def make_workload(specs, name: str = "w0", nb_res: int | None = None) -> Workload:
     """specs: iterable of (job_name, submit_s, res, delay_s, walltime_s or None[, extra dict]).
     Each job has its own profile, named after the job (profile names never tell run times)."""

@@ -414,7 +414,7 @@ def test_windows_with_a_history_of_jobs_completed_before_each(tmp_path, capsys, 
 [[workloads]]
 name = "kth"
 swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
-convert = {{ start = 604800, days = 0.5 }}
+convert = {{ start = 648000, days = 0.5 }}
 windows = 2
 history = "completed-before"
 
@@ -434,10 +434,11 @@ options = {{ history = "@history" }}
     lines = [line.split() for line in gzip.decompress((TRACES / "kth-sp2-excerpt.swf.gz").read_bytes()).decode()
              .splitlines() if line.strip() and not line.startswith(";")]
     for window in (0, 1):
-        start = 604800 + window * 43200
+        start = 648000 + window * 43200
         run = next(r for r in runs if r.window == window)
         history = json.loads(Path(run.history_path).read_text())
-        expected = sum(float(f[1]) + float(f[3]) < start and float(f[3]) > 0 for f in lines)
+        # completed = submit + wait + run before the window (fields 2, 3, 4 of SWF)
+        expected = sum(float(f[1]) + float(f[2]) + float(f[3]) < start and float(f[3]) > 0 for f in lines)
         assert len(history["jobs"]) == expected > 0
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "1"]) == 0
     frame = pd.read_parquet(tmp_path / "o" / "results.parquet")
