@@ -50,6 +50,9 @@ FEATURE_SETS = {
                            user_means=("cpu", "mem_gb", "mem", "node", "gpu", "time_limit"),
                            doc="diws + the user's mean requested cores, memory, nodes, GPUs and time limit over "
                                "the training set (study §3.2.1)"),
+    "coare": FeatureSet("coare", ("user", "cpu", "mem_gb", "mem", "time_limit"),
+                        doc="COARE walltime study's AdaBoost inputs: user (integer code), requested CPUs, "
+                            "requested memory, requested walltime (the paper's 'job runtime' is the target)"),
 }
 
 

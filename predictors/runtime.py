@@ -32,6 +32,8 @@ MODELS = {
     "rf": "RandomForestRegressor (scikit-learn defaults)",
     "gb": "GradientBoostingRegressor (scikit-learn defaults)",
     "gb-xgb": "xgboost XGBRegressor (xgboost defaults, one thread; optional dependency), stored as xgboost JSON",
+    "adaboost": "AdaBoostRegressor (AdaBoost.R2, linear loss) of 50 depth-3 decision trees, learning rate 1.0 "
+                "(scikit-learn defaults; the COARE study gives none)",
     "nn": "MLPRegressor, 3 hidden layers of 64, MinMax-scaled inputs and target (no dropout/Huber in scikit-learn)",
     "walltime": "baseline: the job's time limit",
     "user-last2": "baseline (EASY++): mean of the user's last two run times, capped by the time limit; the limit "
@@ -50,6 +52,11 @@ def _estimator(model: str, seed: int):
         return RandomForestRegressor(random_state=seed, n_jobs=1)
     if model == "gb":
         return GradientBoostingRegressor(random_state=seed)
+    if model == "adaboost":
+        from sklearn.ensemble import AdaBoostRegressor
+
+        return AdaBoostRegressor(DecisionTreeRegressor(max_depth=3, random_state=seed), loss="linear",
+                                 n_estimators=50, learning_rate=1.0, random_state=seed)
     if model == "gb-xgb":
         from schedlab.predictors.xgb import XGBoostJSON
 

@@ -41,6 +41,10 @@ class QueueScheduler(Scheduler):
       where its run time (`now - running.start_s`) becomes known, so online learners update here.
     """
 
+    #: How long before its planned end a running job's estimate is revised (`overrun_end_s` is asked
+    #: then, and a CALL_ME_LATER is requested for then): 0 = at its end; corrections use 60 s.
+    revision_lead_s: float = 0.0
+
     def __init__(self, *, queue_order: str = "fcfs") -> None:
         super().__init__()
         self.queue_order = queue_order
@@ -64,8 +68,9 @@ class QueueScheduler(Scheduler):
         return math.inf if job.walltime_s is None else job.walltime_s
 
     def overrun_end_s(self, running: Running, now: float) -> float:
-        """Planned end of a job found running at or past its planned end: its walltime end, the
-        latest it can end (`overrun=walltime`); unknown (infinite) without a walltime."""
+        """Planned end of a job found running at or past its planned end (minus `revision_lead_s`):
+        its walltime end, the latest it can end (`overrun=walltime`); unknown (infinite) without a
+        walltime."""
         walltime = running.job.walltime_s
         return running.start_s + walltime if walltime is not None else math.inf
 
@@ -105,18 +110,21 @@ class QueueScheduler(Scheduler):
         raise KeyError(f"job {job_id!r} is not waiting")
 
     def _ask_call(self, running: Running, now: float, out: list[Decision]) -> None:
-        """Be called at a planned end that comes before the kill time (an estimate that may expire)."""
+        """Be called when a planned end that comes before the kill time is due for revision (an
+        estimate that may expire): at the end, or `revision_lead_s` before it."""
         end = running.end_key[0]
+        at = end - self.revision_lead_s
         walltime = running.job.walltime_s
-        if now < end < (math.inf if walltime is None else running.start_s + walltime) and end not in self._calls:
-            self._calls.add(end)
-            out.append(CallMeLater(end))
+        if now < at and end < (math.inf if walltime is None else running.start_s + walltime) and at not in self._calls:
+            self._calls.add(at)
+            out.append(CallMeLater(at))
 
     def _revise_overdue(self, now: float) -> None:
         """Jobs still running at or past their planned end (they have not completed: completions
         come before decisions) get a later one from `overrun_end_s`: planning them to end now would
         count resources as free that are not."""
-        overdue = list(itertools.takewhile(lambda key: key[0] <= now, self._ends))
+        lead = self.revision_lead_s
+        overdue = list(itertools.takewhile(lambda key: key[0] - lead <= now, self._ends))
         by_key = {running.end_key: running for running in self._running.values()}
         for key in overdue:
             running = by_key[key]
@@ -157,7 +165,7 @@ class QueueScheduler(Scheduler):
 
     # ------------------------------------------------------------------ decisions
     def decide(self, now: float) -> list[Decision]:
-        if self._ends and self._ends[0][0] <= now:
+        if self._ends and self._ends[0][0] - self.revision_lead_s <= now:
             self._revise_overdue(now)
         decisions, self._pending = self._pending, []
         if self._policy.dynamic and self._queue:

@@ -43,7 +43,7 @@ def test_a_tree_learns_user_habits_and_the_card_records_everything(tmp_path):
     assert {"scikit-learn", "skops", "numpy", "schedlab"} <= set(card["versions"])
 
 
-@pytest.mark.parametrize("model", ["dt", "rf", "gb", "gb-xgb", "nn", "walltime", "user-last2"])
+@pytest.mark.parametrize("model", ["dt", "rf", "gb", "gb-xgb", "adaboost", "nn", "walltime", "user-last2"])
 def test_safe_round_trip_gives_identical_predictions(tmp_path, model):
     path = workload_file(tmp_path)
     predictor, card = train(path, model=model, features="diws-aug", split="random", seed=5)
