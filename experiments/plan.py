@@ -156,9 +156,16 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
             return instance
         kept = {k: v for k, v in spec.convert.items() if k not in ("start", "days", "last_hours", "first")}
         # "ended": how a completion time is read (submit + wait + run): files made by older rules differ
-        history = _cached(directory, {**recipe, "history_before": start, "ended": "submit+wait+run"},
-                          lambda path: convert_columns(read(), options_for({**kept, "completed_before": start}))[0]
-                          .write(str(path)))
+        def write(path: Path) -> None:
+            converted, summary = convert_columns(read(), options_for({**kept, "completed_before": start}))
+            converted.write(str(path))
+            unknown = summary.get("nb_completion_assumes_no_wait", 0)
+            if unknown:  # said by `experiment plan` and `run`: such a history may hold later completions
+                Path(f"{path}.note").write_text(
+                    f"{unknown} of {summary['nb_kept']} jobs have no recorded wait: completion taken as submit + "
+                    "run time, the earliest it can be (some may have ended after the window started)\n")
+
+        history = _cached(directory, {**recipe, "history_before": start, "ended": "submit+wait+run"}, write)
         return replace(instance, history_path=history.path, history_sha256=history.sha256)
 
     if spec.windows is None:
@@ -275,6 +282,16 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
 def resolve_history(options: dict[str, Any], history_path: str | None) -> dict[str, Any]:
     """Options with "@history" standing for the instance's history workload file."""
     return {k: history_path if v == HISTORY else v for k, v in options.items()}
+
+
+def history_notes(runs: list[Run]) -> list[str]:
+    """What the conversion of each history file noted (one line per file with a note)."""
+    notes = []
+    for path in sorted({run.history_path for run in runs if run.history_path}):
+        note = Path(f"{path}.note")
+        if note.is_file():
+            notes.append(f"history {Path(path).name}: {note.read_text().strip()}")
+    return notes
 
 
 def describe(runs: list[Run]) -> str:

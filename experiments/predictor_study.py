@@ -65,6 +65,8 @@ def load_study(path: str | Path) -> dict[str, Any]:
     models = doc.get("models", ["dt"])
     if not isinstance(models, list) or not models or any(m not in MODELS for m in models):
         raise at.error(f"expected a list of models ({', '.join(MODELS)})", key="models")
+    if len(set(models)) != len(models):
+        raise at.error("a model is listed twice", key="models")
     seed, share = doc.get("seed", 0), doc.get("test_share", 0.3)
     if not isinstance(seed, int) or seed < 0:
         raise at.error("expected an integer >= 0", key="seed")
@@ -80,6 +82,10 @@ def load_study(path: str | Path) -> dict[str, Any]:
     convert = _table(workload.get("convert", {}), set(ConversionOptions.__dataclass_fields__), at, "workload", 0)
     if convert and kinds[0] == "file":
         raise at.error("a Batsim workload file is used as it is", "workload", 0, "convert")
+    try:
+        ConversionOptions(**convert).validate()
+    except (InputError, TypeError, ValueError) as exc:
+        raise at.error(str(exc), "workload", 0, "convert") from None
     tables = doc.get("tables")
     if not isinstance(tables, list) or not tables:
         raise at.error("at least one [[tables]] table is needed", key="tables")
@@ -91,6 +97,8 @@ def load_study(path: str | Path) -> dict[str, Any]:
             raise at.error(f"expected a feature set ({', '.join(FEATURE_SETS)})", "tables", index, "features")
         if not isinstance(table.get("name"), str):
             raise at.error("expected a name", "tables", index, "name")
+        if table["name"] in [t.get("name") for t in tables[:index]]:
+            raise at.error("this table name is used twice", "tables", index, "name")
     for model in models:
         check_choices("diws", model)
     paper: dict[str, Any] = {}
@@ -98,13 +106,35 @@ def load_study(path: str | Path) -> dict[str, Any]:
         paper_path = (path.parent / str(doc["paper"])).resolve()
         if not paper_path.is_file():
             raise at.error(f"no such file: {paper_path}", key="paper")
-        try:
-            paper = tomllib.loads(paper_path.read_text(encoding="utf-8")).get("predictors", {})
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"malformed TOML: {exc}", path=str(paper_path)) from None
+        paper = _paper_values(paper_path)
     return {"kind": "predictor-study", "name": str(doc.get("name", path.stem)), "models": models, "seed": seed,
             "test_share": float(share), "source_kind": kinds[0], "source": str(source), "convert": convert,
             "tables": [{"features": "diws", "title": t["name"], **t} for t in tables], "paper": paper}
+
+
+def _paper_values(path: Path) -> dict[str, Any]:
+    """`[predictors.TABLE.MODEL]` tables of numbers, keyed by METRICS columns."""
+    from schedlab.experiments.campaign import _Locator
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        paper = tomllib.loads(text).get("predictors", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"malformed TOML: {exc}", path=str(path)) from None
+    at = _Locator(path, text)
+    for table, models in paper.items() if isinstance(paper, dict) else [("", None)]:
+        if not isinstance(models, dict):
+            raise at.error("expected [predictors.TABLE.MODEL] tables", key="predictors")
+        for model, values in models.items():
+            section = f"predictors.{table}.{model}"
+            if not isinstance(values, dict):
+                raise at.error("expected a table of metric values", section)
+            for key, value in values.items():
+                if key not in METRICS:
+                    raise at.error(f"unknown metric (known: {', '.join(METRICS)})", section, 0, key)
+                if not isinstance(value, int | float) or isinstance(value, bool):
+                    raise at.error("expected a number", section, 0, key)
+    return paper
 
 
 def _workload_file(study: dict[str, Any], directory: Path) -> Path:
@@ -134,7 +164,7 @@ def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] 
     """Train and score every (table, model); finished ones (DIR/runs/ID.json) are reused."""
     from schedlab.experiments.campaign import canonical_hash, sha256_file
     from schedlab.paths import atomic_write
-    from schedlab.predictors.runtime import versions
+    from schedlab.predictors.runtime import RECIPE_VERSION, versions
     from schedlab.predictors.training import load_training_data, train_on
 
     workload = _workload_file(study, out / "workloads")
@@ -146,7 +176,8 @@ def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] 
     for table in study["tables"]:
         for model in study["models"]:
             key = {"workload": sha, "split": table["split"], "features": table["features"], "model": model,
-                   "seed": study["seed"], "test_share": study["test_share"], "versions": versions()}
+                   "seed": study["seed"], "test_share": study["test_share"], "versions": versions(),
+                   "recipe": RECIPE_VERSION}
             result = runs_dir / f"{canonical_hash(key)[:16]}.json"
             if not result.is_file():
                 data = data or load_training_data(workload)
@@ -162,8 +193,8 @@ def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] 
             row.update({k: v for k, v in flat_report(card["metrics"]).items() if k != "nb_jobs"})
             rows.append(row)
             if progress:
-                progress(f"{table['title']}: {model}: MAE {row['mae_min']:.2f} min, R2 {row['r2']:.3f}, "
-                         f"fit {row['fit_s']:.1f} s")
+                r2 = "-" if row["r2"] is None else f"{row['r2']:.3f}"  # None: the test run times do not vary
+                progress(f"{table['title']}: {model}: MAE {row['mae_min']:.2f} min, R2 {r2}, fit {row['fit_s']:.1f} s")
     frame = pd.DataFrame(rows)
     frame.to_parquet(out / "results.parquet", index=False)
     with atomic_write(out / "study.json") as handle:
@@ -193,17 +224,19 @@ def headline(frame: pd.DataFrame, study: dict[str, Any]) -> pd.DataFrame | None:
     time split has the lower MAE but also the lower R²) holds here."""
     paper = study.get("paper", {})
     dt = frame[frame["model"] == "dt"].set_index("table")
-    if not {"random", "time"} <= set(dt.index) or "dt" not in paper.get("random", {}):
+    if not {"random", "time"} <= set(dt.index) or not all("dt" in paper.get(t, {}) for t in ("random", "time")):
         return None
     lines = []
     for column, heading in (("r2", "DT R²"), ("mae_min", "DT MAE (min)")):
         ours = (dt.loc["random", column], dt.loc["time", column])
-        theirs = (paper["random"]["dt"][column], paper["time"]["dt"][column])
+        theirs = (paper["random"]["dt"].get(column), paper["time"]["dt"].get(column))
+        if None in ours or None in theirs or any(pd.isna(v) for v in ours):
+            continue
         same = (ours[1] < ours[0]) == (theirs[1] < theirs[0])
         lines.append({"row": f"{heading}, random / time split", "paper": f"{theirs[0]:.2f} / {theirs[1]:.2f}",
                       "ours": f"{ours[0]:.2f} / {ours[1]:.2f}",
                       "same direction (time split lower)?": "yes" if same else "no"})
-    return pd.DataFrame(lines)
+    return pd.DataFrame(lines) if lines else None
 
 
 def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
@@ -213,8 +246,8 @@ def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
         "Study", f"{study['name']}: {', '.join(study['models'])} on {Path(study['source']).name} "
                  f"({int(frame['nb_train'].iloc[0] + frame['nb_test'].iloc[0])} jobs), seed {study['seed']}; errors in "
                  "minutes. Hyper-parameters are the libraries' defaults (the paper gives none); the 95% interval is "
-                 "the 2.5th-97.5th percentile of |error|; effectiveness is an interpretation (../shared/docs "
-                 "diws-study.md §9).", None)]
+                 "the 2.5th-97.5th percentile of the absolute error; effectiveness is an interpretation of the DIWS "
+                 "study's undefined figure (predictors/evaluate.py).", None)]
     top = headline(frame, study)
     if top is not None:
         out.append(("Paper vs ours", "", top))

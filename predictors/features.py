@@ -66,7 +66,10 @@ def get_feature_set(name: str) -> FeatureSet:
 def _known(value: Any, categorical: bool) -> bool:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return False
-    return categorical or not isinstance(value, int | float) or value > 0  # SWF writes -1 for unknown
+    if not isinstance(value, int | float):
+        return True
+    # SWF writes -1 for unknown: a negative code is no class, a non-positive request no request
+    return value >= 0 if categorical else value > 0
 
 
 def _value(job: Job, names: tuple[str, ...], column: str) -> Any:

@@ -1,15 +1,17 @@
 """What a site knows about finished jobs at an instant: a history appended to **only at job
 completion** and read at submission, so no feature can look ahead.
 
-`CompletionHistory.record(...)` is called when a job ends (by a scheduler's completion hook, or by
-`replay` over a trace's recorded completions); `features(jobs, now)` gives, per job, the user's
+`CompletionHistory.record(...)` is to be called when a job ends (from a scheduler's `job_finished`
+hook, or by `replay` over a trace's recorded completions); `features(jobs, now)` gives, per job, the
+user's
 run-time and core statistics over the completions recorded so far: the history features of the
 hybrid study's Tab. 1 (last, beflast, beflast2, lastcpu, maxrt, maxcpu, meanrt, stdrt, meancpu,
 stdcpu, prevuser, time since the user's last completion) and the time of day / day of week as
 cos/sin pairs (tod1, tod2, dow1, dow2, as Gaussier et al.'s code does). A user without completed
 jobs gets the job's requested time for every run-time feature and its requested cores for every
 core feature (the study's fallback), 0 for the spreads and prevuser, and NaN for the time since the
-last completion.
+last completion. It is the feature builder the hybrid scheduler's online models need; DIWS's and
+EASY++'s `user-last2` keep their own per-user history (RuntimePredictor.partial_fit).
 """
 
 from __future__ import annotations
@@ -76,7 +78,10 @@ class CompletionHistory:
         return list(stats.runtimes_s) if stats else []
 
     def features(self, jobs: Iterable[tuple[Any, float, float, float]], now_s: float) -> pd.DataFrame:
-        """One row per (user, submit_s, requested_time_s, cores): HISTORY_COLUMNS as floats."""
+        """One row per (user, submit_s, requested_time_s, cores): HISTORY_COLUMNS as floats. Asking
+        about an instant before the latest completion recorded would read the future: refused."""
+        if now_s < self.now_s:
+            raise ValueError(f"features at {now_s} asked of a history that holds a completion at {self.now_s}")
         rows = [self._row(user, submit, requested, cores, now_s) for user, submit, requested, cores in jobs]
         return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS), dtype=float)
 

@@ -27,6 +27,10 @@ from schedlab import __version__
 from schedlab.errors import InputError
 from schedlab.predictors.features import CATEGORICAL, UserMeans, get_feature_set, present_columns
 
+#: Bumped whenever how a model is built or fed changes (pipeline, feature sources, target scaling):
+#: caches of trained models (DIWS, predictor studies) are keyed by it, so none is reused stale.
+RECIPE_VERSION = 2
+
 MODELS = {
     "dt": "DecisionTreeRegressor (scikit-learn defaults)",
     "rf": "RandomForestRegressor (scikit-learn defaults)",
@@ -148,6 +152,12 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
         else:
             predicted = self.pipeline_.predict(X[self.columns_])
         return np.asarray(predicted, dtype=float) + 60.0 * self.margin_min
+
+
+def empty_baseline(model: str, seed: int = 0) -> RuntimePredictor:
+    """A `walltime` or `user-last2` predictor that has seen nothing yet (online use)."""
+    empty = pd.DataFrame({"user": pd.Series([], dtype=object), "time_limit": pd.Series([], dtype=float)})
+    return RuntimePredictor(model=model, seed=seed).fit(empty, [])
 
 
 # ---------------------------------------------------------------------------------------------- files

@@ -30,9 +30,12 @@ def load_training_data(path: str | Path):
     return jobs, job_table(jobs, SOURCES), np.asarray(delays, dtype=float)
 
 
-def split_indices(jobs: list[Any], kind: str, test_share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def split_indices(jobs: list[Any], kind: str, test_share: float, seed: int,
+                  runtimes_s: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """random: a seeded test share; time: the last jobs by submission (the same count), so training
-    data precede the test window; none: everything trains, nothing tests."""
+    data precede the test window; with `runtimes_s`, training jobs that cannot have ended before the
+    first test submission (submit + run time later than it: the earliest end, a workload records no
+    wait) are left out of both sets; none: everything trains, nothing tests."""
     n = len(jobs)
     if kind not in SPLITS:
         raise InputError(f"unknown split {kind!r} (known: {', '.join(SPLITS)})")
@@ -44,8 +47,13 @@ def split_indices(jobs: list[Any], kind: str, test_share: float, seed: int) -> t
     if kind == "random":
         order = np.random.default_rng(seed).permutation(n)
         return np.sort(order[nb_test:]), np.sort(order[:nb_test])
-    order = np.argsort([job.submit_time_s for job in jobs], kind="stable")
-    return np.sort(order[:n - nb_test]), np.sort(order[n - nb_test:])
+    submits = np.array([job.submit_time_s for job in jobs], dtype=float)
+    order = np.argsort(submits, kind="stable")
+    train_idx, test_idx = np.sort(order[:n - nb_test]), np.sort(order[n - nb_test:])
+    if runtimes_s is not None and len(test_idx):
+        cut = submits[test_idx].min()
+        train_idx = train_idx[submits[train_idx] + np.asarray(runtimes_s, dtype=float)[train_idx] <= cut]
+    return train_idx, test_idx
 
 
 def train(workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
@@ -77,7 +85,7 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
 
     check_choices(features, model)
     jobs, table, runtimes = data
-    train_idx, test_idx = split_indices(jobs, split, test_share, seed)
+    train_idx, test_idx = split_indices(jobs, split, test_share, seed, runtimes)
     predictor = RuntimePredictor(features=features, model=model, seed=seed, margin_min=margin_min)
     began = time.perf_counter()
     predictor.fit(table.iloc[train_idx].reset_index(drop=True), runtimes[train_idx])
@@ -91,7 +99,9 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
                           "nb_jobs": len(train_idx),
                           "submit_window_s": [float(submits[train_idx].min()), float(submits[train_idx].max())]},
         "split": {"kind": split, "test_share": test_share if split != "none" else 0.0, "seed": seed,
-                  "nb_test_jobs": len(test_idx)},
+                  "nb_test_jobs": len(test_idx),
+                  # time split: earlier jobs still running at the first test submission, in neither set
+                  "nb_left_out_running": len(jobs) - len(train_idx) - len(test_idx)},
         "seed": seed, "versions": versions(), "timing": {"fit_s": fit_s},
     }
     if len(test_idx):

@@ -46,5 +46,6 @@ class XGBoostJSON(RegressorMixin, BaseEstimator):
         if booster is None:
             booster = xgboost_module().Booster()
             booster.load_model(bytearray(self.booster_json_.encode()))
+            booster.set_param({"nthread": 1})  # as fitted: one thread
             _boosters[self] = booster
         return np.asarray(booster.inplace_predict(np.asarray(X, dtype=float)), dtype=float)

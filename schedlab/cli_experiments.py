@@ -37,8 +37,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         for table in study["tables"]:
             print(f"  {table['title']}: {table['split']} split, {table['features']}: {', '.join(study['models'])}")
         return 0
+    from schedlab.experiments.plan import history_notes
+
     campaign, runs, out = _campaign_and_runs(args)
     print(f"campaign {campaign.name!r} ({args.campaign}), inputs in {out}")
+    for note in history_notes(runs):
+        print(f"note: {note}")
     print(describe(runs))
     return 0
 
@@ -80,7 +84,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if is_predictor_study(args.campaign):
         return _run_study(args)
+    from schedlab.experiments.plan import history_notes
+
     campaign, runs, out = _campaign_and_runs(args)
+    notes = history_notes(runs)
+    for note in notes[:3]:
+        print(f"note: {note}", file=sys.stderr)
+    if len(notes) > 3:
+        print(f"note: ... and {len(notes) - 3} more histories like it (`experiment plan` lists them)", file=sys.stderr)
     if campaign.compare is not None:  # what the report compares, and with which published figures
         with atomic_write(out / "compare.json") as handle:
             handle.write(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedlab.engine import Engine
+from schedlab.errors import InputError
 from schedlab.model import Platform
 from schedlab.predictors.features import SOURCES, UserMeans, job_table
 from schedlab.predictors.history import HISTORY_COLUMNS, CompletionHistory, replay
@@ -42,6 +43,8 @@ def test_history_features_by_hand():
     assert history.user_runtimes_s("a") == [100.0, 300.0]
     with pytest.raises(ValueError, match="time order"):
         history.record(user="a", runtime_s=1.0, cores=1, end_s=1500.0)
+    with pytest.raises(ValueError, match="holds a completion at 2000"):  # asking the past would see the future
+        history.features([("a", 0.0, 900.0, 2)], now_s=1500.0)
 
 
 @st.composite
@@ -104,8 +107,8 @@ def test_a_windows_training_set_and_user_means_ignore_later_run_times(tmp_path_f
     changed = [(s, w, r + extra if s + w + r >= cut else r, p, u) for s, w, r, p, u in rows]
     try:
         first = history_of(tmp_path, rows, cut, "a.swf")
-    except Exception as exc:  # nothing completed before the cut: the same in both
-        with pytest.raises(type(exc)):
+    except InputError:  # nothing completed before the cut: the same in both
+        with pytest.raises(InputError, match="no job kept"):
             history_of(tmp_path, changed, cut, "b.swf")
         return
     second = history_of(tmp_path, changed, cut, "b.swf")
@@ -184,3 +187,20 @@ def test_online_user_last2_learns_from_completions():
     # long (y) runs 30..530; d (1000 s) and c (15 s) wait; c goes first although submitted later
     assert engine.records["w0!c"].start_s == 530.0 and engine.records["w0!d"].start_s == 540.0
     assert np.isfinite(predicted["w0!long"])
+
+
+def test_a_history_without_recorded_waits_is_said_by_plan(tmp_path, capsys):
+    """SWF wait -1 (LLNL Atlas records none): completion is taken as submit + run, the earliest it can
+    be, so the history may hold jobs that ended later: `experiment plan` says so."""
+    from schedlab.cli import main
+
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 8\n" + "".join(
+        f"{i} {100 * i} -1 50 1 -1 -1 1 600 -1 1 {i % 3} 1 -1 1 -1 -1 -1\n" for i in range(1, 41)))
+    campaign = tmp_path / "c.toml"
+    campaign.write_text(f'name = "n"\n[[workloads]]\nname = "t"\nswf = "{trace}"\n'
+                        'convert = { start = 2000, days = 1 }\nhistory = "completed-before"\n'
+                        '[[platforms]]\nresources = 8\n[[schedulers]]\nname = "easy"\n')
+    assert main(["experiment", "plan", str(campaign), "-o", str(tmp_path / "o")]) == 0
+    assert "note: history" in capsys.readouterr().out  # 19 jobs (submit + 50 < 2000), none with a wait
+    assert "19 of 19 jobs have no recorded wait" in next((tmp_path / "o").rglob("*.note")).read_text()

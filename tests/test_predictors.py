@@ -37,7 +37,12 @@ def test_a_tree_learns_user_habits_and_the_card_records_everything(tmp_path):
     assert card["metrics"]["mae_min"] < 0.5  # within 30 s: users are predictable here
     assert card["features"]["used"] == ["cpu", "user", "qos", "time_limit"]
     assert set(card["features"]["dropped_not_in_data"]) == {"mem_gb", "mem", "node", "gpu"}
-    assert card["training_data"]["nb_jobs"] == 84 and card["split"]["nb_test_jobs"] == 36
+    # the first 84 jobs precede the test window; those still running at its first submission (t = 840)
+    # are left out: the model learns only what was known then
+    _, _, runtimes = load_training_data(tmp_path / "w.json")
+    known = sum(10 * i + runtimes[i] <= 840 for i in range(84))
+    assert card["training_data"]["nb_jobs"] == known < 84 and card["split"]["nb_test_jobs"] == 36
+    assert card["split"]["nb_left_out_running"] == 84 - known
     assert card["training_data"]["submit_window_s"][1] < card["split"]["test_submit_window_s"][0]
     assert card["model"]["params"] == predictor.get_params() and card["seed"] == 0
     assert {"scikit-learn", "skops", "numpy", "schedlab"} <= set(card["versions"])
@@ -152,6 +157,12 @@ def test_splits():
     assert a[1].tolist() == b[1].tolist() and len(a[1]) == 3
     with pytest.raises(InputError, match="--test-share"):
         split_indices(list(jobs), "random", 1.5, 0)
+    # submits 91..100 (sorted: 91, 92, ...): tests are the last three (98, 99, 100); with run times,
+    # a training job still running at 98 (93 + 6 > 98) is left out of both sets (97 + 1 = 98 ends in time)
+    runtimes = np.full(10, 1.0)
+    runtimes[next(i for i in range(10) if jobs[i].submit_time_s == 93)] = 6.0
+    kept, tested = split_indices(list(jobs), "time", 0.3, 0, runtimes)
+    assert sorted(submits[i] for i in kept) == [91, 92, 94, 95, 96, 97] and len(tested) == 3
 
 
 def test_an_unknown_time_limit_never_falls_back_to_the_walltime():
@@ -173,7 +184,7 @@ def test_feature_table_reads_requests_only():
     # a service class: the QoS, else the queue, else the partition (Atlas and Curie have only that)
     classes = make_workload([("a", 0, 1, 5, 60, {"queue": 3, "partition": 9}), ("b", 0, 1, 5, 60, {"partition": 9}),
                              ("c", 0, 1, 5, 60, {"queue": -1, "partition": 9})]).jobs
-    assert job_table(classes, ["qos"])["qos"].tolist() == ["3", "9", "-1"]
+    assert job_table(classes, ["qos"])["qos"].tolist() == ["3", "9", "9"]  # c: queue -1 is unknown
 
 
 def test_cli_train_and_evaluate(tmp_path, capsys):

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from schedlab.cli import main
-from schedlab.experiments.compare import paper_table, study_layout
+from schedlab.experiments.compare import paper_table, study_layout, window_changes
 from tests.conftest import REPO
 from tests.test_experiments import campaign_file, one_line_error
 from tests.test_predictors import workload_file
@@ -50,7 +49,9 @@ def test_a_predictor_study_runs_once_and_reports_beside_the_paper(tmp_path, caps
     frame = pd.read_parquet(tmp_path / "out" / "results.parquet")
     assert sorted(zip(frame["table"], frame["model"], strict=True)) == [
         ("random", "dt"), ("random", "walltime"), ("time", "dt"), ("time", "walltime")]
-    assert (frame["nb_test"] == 36).all() and (frame["nb_train"] == 84).all()  # 30% of 120 jobs
+    assert (frame["nb_test"] == 36).all()  # 30% of 120 jobs
+    # random: the other 84; time: the earlier 84 but those still running at the first test submission
+    assert frame.groupby("table")["nb_train"].max().to_dict() == {"random": 84, "time": 58}
     # the walltime baseline predicts 1000 s for jobs running 100-420 s: every error is an overestimate
     walltime = frame[frame["model"] == "walltime"].iloc[0]
     assert walltime["over_pct"] == 100.0 and walltime["effectiveness_general_pct"] == 0.0
@@ -72,19 +73,48 @@ def test_a_predictor_study_checks_its_file_first(tmp_path, capsys):
     study = study_file(tmp_path, models='["dt", "svm"]')
     err = one_line_error(capsys, ["experiment", "run", str(study), "-o", str(tmp_path / "o")], "models")
     assert "study.toml:3:" in err
+    study = study_file(tmp_path, models='["dt", "dt"]')
+    one_line_error(capsys, ["experiment", "run", str(study), "-o", str(tmp_path / "o")], "listed twice")
+    (tmp_path / "bad-paper.toml").write_text('[predictors.random.dt]\nmae_min = "23"\n')
+    study.write_text(study_file(tmp_path).read_text().replace(str(REPO / "experiments" / "diws" / "paper.toml"),
+                                                              str(tmp_path / "bad-paper.toml")))
+    one_line_error(capsys, ["experiment", "plan", str(study), "-o", str(tmp_path / "o")],
+                   "bad-paper.toml:2: field 'predictors.random.dt[0].mae_min': expected a number")
+    swf = tmp_path / "t.swf"
+    swf.write_text("1 0 0 10 1 -1 -1 1 60 -1 1 1 1 -1 1 -1 -1 -1\n")
+    study.write_text(study_file(tmp_path).read_text().replace(f'file = "{tmp_path / "w.json"}"',
+                                                              f'swf = "{swf}"\nconvert = {{ days = "x" }}'))
+    one_line_error(capsys, ["experiment", "plan", str(study), "-o", str(tmp_path / "o")], "workload[0].convert")
 
 
-def frame_of(values: dict[tuple[str, int], tuple[float, float]], jitter: dict | None = None) -> pd.DataFrame:
-    """Results rows: (platform, window) -> (easy's, diws's) mean wait; jitter: the same for repetitions."""
+def test_a_study_on_run_times_that_do_not_vary_reports_no_r2(tmp_path, capsys):
+    workload = workload_file(tmp_path, runtimes=[300.0] * 120)
+    study = tmp_path / "flat.toml"
+    study.write_text(STUDY.format(models='["dt"]', paper=REPO / "experiments" / "diws" / "paper.toml",
+                                  workload=workload))
+    assert main(["experiment", "run", str(study), "-o", str(tmp_path / "out")]) == 0
+    assert "R2 -" in capsys.readouterr().out
+    assert main(["report", str(tmp_path / "out"), "-o", str(tmp_path / "report")]) == 0
+
+
+def frame_of(values: dict[tuple[str, int], tuple[float, float]], jitter: dict | None = None,
+             workload: str = "t") -> pd.DataFrame:
+    """Results rows: (platform, window) -> (easy's, diws's) mean wait (None: no run); jitter: the
+    same per repetition; window None: a workload without windows."""
     rows = []
+
+    def add(platform, window, repetition, pair):
+        for scheduler, value in zip(("easy", "diws"), pair, strict=True):
+            if value is not None:
+                rows.append({"workload": workload, "platform": platform,
+                             "instance": workload if window is None else f"{workload}#{window}",
+                             "window": window, "scheduler": scheduler, "repetition": repetition, "complete": True,
+                             "mean_waiting_time_s": value, "nb_jobs": 10})
+
     for (platform, window), pair in values.items():
-        for scheduler, value in zip(("easy", "diws"), pair, strict=True):
-            rows.append({"platform": platform, "instance": f"t#{window}", "window": window, "scheduler": scheduler,
-                         "repetition": None, "complete": True, "mean_waiting_time_s": value, "nb_jobs": 10})
+        add(platform, window, None, pair)
     for (platform, window, repetition), pair in (jitter or {}).items():
-        for scheduler, value in zip(("easy", "diws"), pair, strict=True):
-            rows.append({"platform": platform, "instance": f"t#{window}", "window": window, "scheduler": scheduler,
-                         "repetition": repetition, "complete": True, "mean_waiting_time_s": value, "nb_jobs": 10})
+        add(platform, window, repetition, pair)
     return pd.DataFrame(rows)
 
 
@@ -99,7 +129,7 @@ def test_paper_table_by_hand():
                              ("big", 1, 0): (100.0, 109.0), ("big", 1, 1): (104.0, 111.0)})
     line = paper_table(frame, SPEC).iloc[0]
     assert line["paper"] == "-11.21%" and line["ours, last window"] == "-20.0%"
-    assert line["ours, median of 3"] == "-20.0%" and line["same sign? last / median"] == "yes / yes"
+    assert line["ours, median"] == "-20.0%" and line["same sign? last / median"] == "yes / yes"
     assert line["windows with the paper's sign"] == "2 of 3"
     # window 2: [159, 161] vs [199, 201] apart; window 1: [109, 111] meets [100, 104]? no: apart too
     assert line["beyond jitter noise"] == "2 of 2"
@@ -107,10 +137,47 @@ def test_paper_table_by_hand():
                                 "candidate": 3}]}
     line = paper_table(frame, values).iloc[0]
     assert line["paper"] == "5 → 3" and line["ours, last window"] == "200 → 160"
-    assert line["same sign? last / median"] == "yes / yes" and line["beyond jitter noise"] == "2 of 2"
-    layout = study_layout(frame, SPEC, "big")
+    # medians 100 -> 110 rise, although the median difference (-40) falls: the verdict follows what is shown
+    assert line["ours, median"] == "100 → 110" and line["same sign? last / median"] == "yes / no"
+    assert line["beyond jitter noise"] == "2 of 2"
+    layout = study_layout(frame, SPEC, "t", "big")
     assert layout.iloc[0].to_dict() == {"metric": "mean waiting time (s)", "diws": 160.0, "easy": 200.0,
                                         "change": "-20.00%", "median change over 3 windows": "-20.00%"}
+
+
+def test_comparisons_without_windows_with_zero_baselines_missing_runs_and_several_workloads():
+    single = frame_of({("big", None): (100.0, 80.0)}, workload="one")
+    zero = frame_of({("big", 0): (0.0, 0.0), ("big", 1): (0.0, 5.0), ("big", 2): (10.0, 5.0),
+                     ("big", 3): (10.0, None)}, workload="two")
+    frame = pd.concat([single, zero], ignore_index=True)
+    table = paper_table(frame, SPEC).set_index("workload")
+    assert table.loc["one", "ours, last window"] == "-20.0%" and table.loc["one", "windows with the paper's sign"] \
+        == "1 of 1"
+    # two: window 0 ties (0 -> 0), window 1 has no relative change (0 -> 5), window 2 -50%, window 3
+    # has no candidate run: three complete pairs, the median over the two known changes
+    assert table.loc["two", "ours, last window"] == "-50.0%"
+    assert table.loc["two", "ours, median"] == "-25.0% (of 2)"
+    assert table.loc["two", "windows with the paper's sign"] == "1 of 3"
+    changes = window_changes(frame, SPEC).set_index(["workload", "window"])["mean wait"]
+    assert changes.loc[("two", 0)] == "+0.0%" and changes.loc[("two", 1)] == "n/a (baseline 0)"
+    assert changes.loc[("two", 3)] == "missing" and len(changes) == 5
+    assert study_layout(frame, SPEC, "one", "big").iloc[0]["change"] == "-20.00%"
+
+
+@pytest.mark.parametrize(("row", "fragment"), [
+    ('row = "w"\nsetup = "A"\nmetric = "mean_waiting_time_s"\nchange_pct = "-5"\n',
+     "paper.toml:6: field 'scheduling[0].change_pct': expected a number"),
+    ('setup = "A"\nmetric = "mean_waiting_time_s"\nchange_pct = -5\n', "field 'scheduling[0].row': expected a string"),
+    ('row = "w"\nsetup = "A"\nmetric = "mean_waiting_time_s"\nbaseline = "1"\ncandidate = 2\n',
+     "field 'scheduling[0].baseline': expected a number"),
+    ('row = "w"\nsetup = "Z"\nmetric = "mean_waiting_time_s"\nchange_pct = -5\n', "field 'scheduling[0].setup'"),
+    ('row = "w"\nsetup = "A"\nmetric = "wait"\nchange_pct = -5\n', "unknown metric"),
+])
+def test_paper_rows_are_checked_before_any_run(tmp_path, capsys, row, fragment):
+    (tmp_path / "paper.toml").write_text("# figures\n[[scheduling]]\n" + row)
+    extra = '\n[compare]\nbaseline = "fcfs"\ncandidate = "easy"\npaper = "paper.toml"\nsetups = { A = ["c32"] }\n'
+    path = campaign_file(tmp_path, jobs=60, extra=extra)
+    one_line_error(capsys, ["experiment", "plan", str(path), "-o", str(tmp_path / "o")], fragment)
 
 
 def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
@@ -126,12 +193,15 @@ def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
     assert json.loads((tmp_path / "out" / "compare.json").read_text())["candidate"] == "easy"
     assert main(["report", str(tmp_path / "out"), "-o", str(tmp_path / "report")]) == 0
     report = (tmp_path / "report" / "report.md").read_text()
-    assert "## Paper vs ours: easy vs fcfs" in report and "| A: mean wait | c32 | -10.00% |" in report
-    assert "## Study layout (Tab. 6/7): c32" in report and "## Changes per window: easy vs fcfs" in report
-    # EASY never makes the mean wait worse than FCFS on these windows: it can only tie or win
+    # the trace's last window (window 1) and the median over its two windows, recomputed here
     frame = pd.read_parquet(tmp_path / "out" / "results.parquet")
-    pivot = frame.pivot_table(index=["instance"], columns="scheduler", values="mean_waiting_time_s")
-    assert np.all(pivot["easy"] <= pivot["fcfs"] + 1e-9)
+    trace = frame[frame["workload"] == "trace"].pivot_table(index="window", columns="scheduler",
+                                                             values="mean_waiting_time_s")
+    change = 100 * (trace["easy"] - trace["fcfs"]) / trace["fcfs"]
+    assert f"| A: mean wait | trace | c32 | -10.00% | {change.loc[1]:+.1f}% | {change.median():+.1f}% |" in report
+    assert "## Paper vs ours: easy vs fcfs" in report and "## Changes per window: easy vs fcfs" in report
+    assert "## Study layout (Tab. 6/7): trace on c32" in report and "## Study layout (Tab. 6/7): synthetic on c32" \
+        in report
 
     broken = path.read_text().replace('setups = { A = ["c32"] }', 'setups = { A = ["c64"] }')
     path.write_text(broken)

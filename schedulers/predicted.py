@@ -1,0 +1,119 @@
+"""EASY planned with predicted run times: what DIWS and easy-pp (EASY++ and the COARE walltime
+study) share.
+
+- Each job is predicted at submission (all submissions of one instant in one batch, memoised per
+  request: a model call costs milliseconds and real workloads repeat requests), plus `margin_min`
+  minutes, clipped to [1 s, walltime]: the prediction is the job's planning estimate; the walltime
+  stays the kill time.
+- Online learners see a job's run time when it ends (`job_finished`), and only then.
+- A running job due for revision gets a corrected limit (`correction`, predictors/corrections.py):
+  with `none` it is replanned to its walltime end once found past its prediction; with the others
+  the correction fires at limit - 60 s (a CALL_ME_LATER asks for that instant).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from schedlab.model import Decision, Job, JobState, Platform
+from schedlab.predictors.corrections import CORRECTIONS, LEAD_S, Limit, settle
+from schedlab.schedulers.easy import EasyBackfilling
+from schedlab.schedulers.queue import Running
+
+
+class PredictedEasy(EasyBackfilling):
+    """EASY (count-based) whose plan uses predictions; subclasses set `_predictor` in `prepare()`
+    (anything with `predict(job_table)`, and `partial_fit` when `online`) or override
+    `predict_runtimes_s`."""
+
+    #: whether the predictor learns from each job that ends (`partial_fit` of one row)
+    online = False
+
+    def __init__(self, *, queue_order: str = "fcfs", backfill_order: str = "queue", margin_min: float = 0.0,
+                 correction: str = "none") -> None:
+        super().__init__(queue_order=queue_order, backfill_order=backfill_order)
+        if correction not in CORRECTIONS:
+            raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+        self.margin_min = float(margin_min)
+        self.correction = correction
+        self.revision_lead_s = 0.0 if correction == "none" else LEAD_S
+        self._predictor: Any = None
+        self._predicted_s: dict[str, float] = {}
+        self._arrivals: list[tuple[Job, float]] = []
+        self._memo: dict[tuple[Any, ...], float] = {}
+        self._limits: dict[str, Limit] = {}
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "margin_min": self.margin_min}
+
+    @property
+    def predictions_s(self) -> dict[str, float]:
+        """Each submitted job's planning estimate as predicted at submission (a copy)."""
+        return dict(self._predicted_s)
+
+    # ------------------------------------------------------------------ predictions
+    def on_simulation_begins(self, platform: Platform, now: float) -> None:
+        super().on_simulation_begins(platform, now)
+        self.prepare()
+
+    def predict_runtimes_s(self, jobs: list[Job]) -> np.ndarray:
+        """Predicted run times of jobs submitted at one instant (extension point). Jobs with
+        identical requests get one model call."""
+        from schedlab.predictors.features import SOURCES, job_table, request_key
+
+        keys = [request_key(job) for job in jobs]
+        unseen = {key: job for key, job in zip(keys, jobs, strict=True) if key not in self._memo}
+        if unseen:
+            predicted = self._predictor.predict(job_table(list(unseen.values()), SOURCES))
+            self._memo.update(zip(unseen, predicted.tolist(), strict=True))
+        return np.array([self._memo[key] for key in keys], dtype=float)
+
+    def forget_predictions(self) -> None:
+        """The predictor changed (it learned): later submissions are predicted afresh."""
+        self._memo.clear()
+
+    def job_finished(self, running: Running, state: JobState, now: float) -> None:
+        self._limits.pop(running.job.id, None)
+        if self.online:
+            from schedlab.predictors.features import SOURCES, job_table
+
+            self._predictor.partial_fit(job_table([running.job], SOURCES), [now - running.start_s])
+            self.forget_predictions()
+
+    def on_job_submitted(self, job: Job, now: float) -> None:
+        self._arrivals.append((job, now))  # predicted together in decide
+
+    def estimate_s(self, job: Job) -> float:
+        """The prediction, or with a correction its limit (already corrected when within 60 s)."""
+        limit = self._limits.get(job.id)
+        return self._predicted_s[job.id] if limit is None else limit.current_s
+
+    def decide(self, now: float) -> list[Decision]:
+        if self._arrivals:
+            arrivals, self._arrivals = self._arrivals, []
+            predictions = self.predict_runtimes_s([job for job, _ in arrivals])
+            for (job, submitted), predicted in zip(arrivals, predictions, strict=True):
+                limit = math.inf if job.walltime_s is None else job.walltime_s
+                value = float(predicted) + 60.0 * self.margin_min if math.isfinite(predicted) else limit
+                predicted_s = self._predicted_s[job.id] = min(max(value, 1.0), limit)
+                if self.correction != "none":  # a limit within 60 s of the start fires at once
+                    self._limits[job.id] = settle(self.correction, Limit(predicted_s, predicted_s), 0.0,
+                                                  job.walltime_s)
+                super().on_job_submitted(job, submitted)
+        return super().decide(now)
+
+    # ------------------------------------------------------------------ corrections
+    def overrun_end_s(self, running: Running, now: float) -> float:
+        if self.correction == "none":
+            return super().overrun_end_s(running, now)
+        limit = self._limits[running.job.id]
+        settle(self.correction, limit, now - running.start_s, running.job.walltime_s)
+        return running.start_s + limit.current_s
+
+    def corrections_of(self, job_id: str) -> int:
+        """How many times a running job's limit was corrected."""
+        limit = self._limits.get(job_id)
+        return 0 if limit is None else limit.firings
