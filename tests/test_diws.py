@@ -32,8 +32,8 @@ def actual(delay, walltime):
     return float(delay if walltime is None else min(delay, walltime))
 
 
-def oracle(specs, scale=1.0):
-    scheduler = Oracle()
+def oracle(specs, scale=1.0, **options):
+    scheduler = Oracle(**options)
     scheduler.runtimes = {f"w0!{name}": actual(delay, walltime) for name, _, _, delay, walltime, *_ in specs}
     scheduler.scale = scale
     return scheduler
@@ -53,12 +53,14 @@ def test_with_an_oracle_diws_is_easy_spt_on_exact_run_times(scenario):
     assert {k: r.start_s for k, r in diws.records.items()} == {k: r.start_s for k, r in easy.records.items()}
 
 
-@pytest.mark.parametrize("scale", [0.0001, 0.2, 0.7, 3.0, 1000.0])
+@pytest.mark.parametrize(("scale", "overrun"), [(0.0001, "walltime"), (0.2, "walltime"), (0.7, "walltime"),
+                                               (3.0, "walltime"), (1000.0, "walltime"), (0.0001, "simple"),
+                                               (0.2, "power"), (0.7, "tsafrir"), (0.05, "simple")])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios())
-def test_invariants_hold_with_wrong_predictions(scale, scenario):
+def test_invariants_hold_with_wrong_predictions(scale, overrun, scenario):
     nb_res, specs = scenario
-    scheduler = oracle(specs, scale)
+    scheduler = oracle(specs, scale, overrun=overrun)
     engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), scheduler)
     engine.run()
     check_invariants(engine, nb_res)  # kills stay at the walltime, whatever the prediction
@@ -142,3 +144,29 @@ def test_a_margin_adds_minutes_before_clipping_to_the_walltime():
     scheduler.runtimes = {f"w0!{name}": float(delay) for name, _, _, delay, _ in specs}
     Engine(Platform.homogeneous(1), make_workload(specs), scheduler).run()
     assert scheduler._predicted_s == {"w0!a": 100.0, "w0!b": 150.0, "w0!c": 150.0}  # a: its walltime
+
+
+def test_overrun_corrections_fire_60_s_before_the_limit():
+    """A job predicted 600 s that runs 5,000 s: with overrun=simple, calls at 540 s and 4,140 s
+    raise its planned end to 4,200 s then 7,800 s; the walltime (10,000 s) stays the kill time."""
+    from schedlab.model import CallMeLater, Execute
+
+    scheduler = oracle([("a", 0, 1, 600, 10000)], overrun="simple")
+    scheduler.on_simulation_begins(Platform.homogeneous(1), 0.0)
+    job = make_workload([("a", 0, 1, 5000, 10000)]).jobs[0]
+    scheduler.on_job_submitted(job, 0.0)
+    first = scheduler.decide(0.0)
+    assert [type(d) for d in first] == [Execute, CallMeLater] and first[1].at_s == 540.0
+    assert scheduler.expected_end_s("w0!a") == 600.0
+    scheduler.on_requested_call(540.0)
+    assert scheduler.decide(540.0) == [CallMeLater(4140.0)] and scheduler.expected_end_s("w0!a") == 4200.0
+    scheduler.on_requested_call(4140.0)
+    assert scheduler.decide(4140.0) == [CallMeLater(7740.0)] and scheduler.expected_end_s("w0!a") == 7800.0
+    assert scheduler.corrections_of("w0!a") == 2
+    # overrun=walltime (the default): the planned end becomes the walltime end, at the planned end
+    plain = oracle([("a", 0, 1, 600, 10000)])
+    plain.on_simulation_begins(Platform.homogeneous(1), 0.0)
+    plain.on_job_submitted(job, 0.0)
+    assert plain.decide(0.0)[1] == CallMeLater(600.0)
+    plain.on_requested_call(600.0)
+    assert plain.decide(600.0) == [] and plain.expected_end_s("w0!a") == 10000.0
