@@ -179,5 +179,6 @@ def _choices_text(name: str, annotation: Any) -> str:
 def scheduler_option_specs(cls: type[Scheduler]) -> list[OptionSpec]:
     """Each keyword option of a scheduler: its name, accepted values and default."""
     params = inspect.signature(cls.__init__).parameters
-    return [OptionSpec(name, _choices_text(name, annotation), params[name].default)
+    told = getattr(cls, "option_choices", {})  # what a type cannot say (e.g. "default:SECONDS")
+    return [OptionSpec(name, told.get(name) or _choices_text(name, annotation), params[name].default)
             for name, annotation in scheduler_option_types(cls).items()]

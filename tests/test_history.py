@@ -130,7 +130,9 @@ def user_scenarios(draw):
 
 
 CONFIGS = [("fcfs", {}), ("easy", {}), ("easy-sjbf", {}), ("easy", {"reservation": "machines"}),
-           ("diws", {"learner": "user-last2"})]
+           ("diws", {"learner": "user-last2"}), ("diws", {"learner": "user-last2", "overrun": "tsafrir"}),
+           ("easy-pp", {"predictor": "user-last2", "correction": "power", "backfill": "sjbf"}),
+           ("easy-pp", {"predictor": "adaboost", "refit_s": "15"})]
 
 
 @pytest.mark.parametrize(("name", "options"), CONFIGS, ids=[f"{n}-{o}" for n, o in CONFIGS])

@@ -1,0 +1,131 @@
+"""`easy-pp`: EASY planned with predicted run times that are corrected while jobs run: EASY++
+(Tsafrir, Etsion, Feitelson 2007) and the scenarios of the COARE walltime study.
+
+- `predictor`: `user-last2` (EASY++: the mean of the user's last two completed run times, capped by
+  the walltime; the walltime until two are known), `adaboost` (AdaBoost.R2 of depth-3 trees on the
+  user, requested CPUs, memory and walltime; refitted every `refit_s` of simulated time on the jobs
+  completed so far, the walltime until the first fit; or `model=PATH`, trained offline on an earlier
+  part of the trace), `default:SECONDS` (a fixed prediction, e.g. `default:600`: correction only),
+  `walltime` (no prediction).
+- `correction`: `none`, `simple` (+1 h), `power` (+15, 30, 60 ... min), `tsafrir` (EASY++'s ladder),
+  `walltime`; each fires 60 s before the current limit (predictors/corrections.py).
+- `backfill`: `fcfs` (candidates in queue order, the closest to Slurm's priority-order backfill) or
+  `sjbf` (shortest predicted first: Tsafrir's EASY++).
+
+Predictions and corrections change the planning estimate only: the walltime stays the kill time, so
+no job is killed before it. Memory requests are features, never limits: a Batsim platform cannot
+express memory.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from schedlab.model import Decision, Job, JobState
+from schedlab.predictors.corrections import CORRECTIONS
+from schedlab.schedulers.base import register
+from schedlab.schedulers.predicted import PredictedEasy
+from schedlab.schedulers.queue import Running
+
+PREDICTORS = ("user-last2", "adaboost", "walltime", "default:SECONDS")
+
+
+def _default_seconds(predictor: str) -> float | None:
+    """The seconds of `default:SECONDS`, None for the other predictors."""
+    if not predictor.startswith("default:"):
+        return None
+    try:
+        seconds = float(predictor.split(":", 1)[1])
+    except ValueError:
+        seconds = math.nan
+    if not seconds > 0 or not math.isfinite(seconds):
+        raise ValueError(f"predictor default:SECONDS needs a number of seconds > 0, got {predictor!r}")
+    return seconds
+
+
+@register("easy-pp")
+class EasyPlusPlus(PredictedEasy):
+    """EASY with corrected run-time predictions in the plan (EASY++ and the COARE walltime study)."""
+
+    option_choices = {"predictor": "user-last2 | adaboost | walltime | default:SECONDS",
+                      "model": "a saved adaboost model (predictor=adaboost); empty: refitted online",
+                      "refit_s": "seconds of simulated time between adaboost refits"}
+
+    def __init__(self, *, predictor: str = "user-last2",
+                 correction: Literal["none", "simple", "power", "tsafrir", "walltime"] = "simple",
+                 backfill: Literal["fcfs", "sjbf"] = "fcfs", model: str = "", refit_s: float = 86400.0,
+                 seed: int = 0) -> None:
+        if backfill not in ("fcfs", "sjbf"):
+            raise ValueError(f"backfill must be fcfs or sjbf, got {backfill!r}")
+        if correction not in CORRECTIONS:
+            raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+        self._default_s = _default_seconds(predictor)
+        if self._default_s is None and predictor not in ("user-last2", "adaboost", "walltime"):
+            raise ValueError(f"predictor must be one of {', '.join(PREDICTORS)}, got {predictor!r}")
+        if model and predictor != "adaboost":
+            raise ValueError("model=PATH is an offline-trained predictor: give it with predictor=adaboost")
+        if not refit_s > 0:
+            raise ValueError(f"refit_s must be > 0, got {refit_s}")
+        super().__init__(backfill_order="queue" if backfill == "fcfs" else "sjbf", correction=correction)
+        self.predictor, self.backfill, self.model, self.refit_s, self.seed = predictor, backfill, model, refit_s, seed
+        self.online = predictor == "user-last2"
+        self._learned_from: list[tuple[Job, float]] = []  # adaboost: what it may learn from
+        self._next_refit_s: float | None = None
+        self.refits = 0
+
+    def options(self) -> dict[str, Any]:
+        options = {"predictor": self.predictor, "correction": self.correction, "backfill": self.backfill,
+                   "seed": self.seed}
+        if self.predictor == "adaboost":
+            options.update(model=self.model, refit_s=self.refit_s)
+        return options
+
+    def prepare(self) -> None:
+        if self._predictor is not None:
+            return
+        from schedlab.predictors.runtime import empty_baseline, load
+
+        if self.model:
+            self._predictor = load(self.model)[0]
+        elif self.predictor in ("user-last2", "walltime"):
+            self._predictor = empty_baseline(self.predictor, self.seed)
+        else:  # adaboost before its first fit, and default:SECONDS (predicted here, see below)
+            self._predictor = empty_baseline("walltime", self.seed)
+
+    def predict_runtimes_s(self, jobs: list[Job]) -> np.ndarray:
+        if self._default_s is not None:
+            return np.full(len(jobs), self._default_s)
+        return super().predict_runtimes_s(jobs)
+
+    # ------------------------------------------------------------------ learning
+    def job_finished(self, running: Running, state: JobState, now: float) -> None:
+        super().job_finished(running, state, now)
+        if self.predictor == "adaboost" and not self.model:
+            self._learned_from.append((running.job, now - running.start_s))
+
+    def decide(self, now: float) -> list[Decision]:
+        if self.predictor == "adaboost" and not self.model:
+            if self._next_refit_s is None:
+                self._next_refit_s = now + self.refit_s
+            elif now >= self._next_refit_s:
+                self._refit()
+                while self._next_refit_s <= now:
+                    self._next_refit_s += self.refit_s
+        return super().decide(now)
+
+    def _refit(self) -> None:
+        """AdaBoost on the jobs completed so far (features known at their submission)."""
+        if len(self._learned_from) < 2:
+            return
+        from schedlab.predictors.features import SOURCES, job_table
+        from schedlab.predictors.runtime import RuntimePredictor
+
+        jobs = [job for job, _ in self._learned_from]
+        runtimes = [runtime for _, runtime in self._learned_from]
+        self._predictor = RuntimePredictor(features="coare", model="adaboost", seed=self.seed).fit(
+            job_table(jobs, SOURCES), runtimes)
+        self.refits += 1
+        self.forget_predictions()

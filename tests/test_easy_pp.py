@@ -1,0 +1,141 @@
+"""easy-pp: EASY with corrected predictions (EASY++ and the COARE walltime study's scenarios)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedlab.cli import main
+from schedlab.engine import Engine
+from schedlab.model import JobState, Platform
+from schedlab.outputs import job_row
+from schedlab.schedulers.base import create_scheduler
+from tests.conftest import make_workload
+from tests.test_invariants import check_invariants
+
+SCENARIOS = [("walltime", "none"), ("user-last2", "simple"), ("user-last2", "power"), ("adaboost", "simple"),
+             ("adaboost", "power"), ("default:600", "simple"), ("default:600", "power")]
+
+
+@st.composite
+def user_scenarios(draw, max_jobs: int = 25):
+    nb_res = draw(st.integers(1, 8))
+    specs = []
+    for i in range(draw(st.integers(0, max_jobs))):
+        walltime = draw(st.one_of(st.none(), st.integers(1, 4000)))
+        specs.append((str(i), draw(st.integers(0, 3000)), draw(st.integers(1, nb_res + 1)),
+                      draw(st.integers(1, 3000)), walltime,
+                      {"user": draw(st.sampled_from("xyz")), "requested_time_s": walltime or -1}))
+    return nb_res, specs
+
+
+def run(nb_res, specs, options):
+    engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), create_scheduler("easy-pp", options))
+    engine.run()
+    return engine
+
+
+OPTION_SETS = [{"predictor": p, "correction": c, "backfill": b, "refit_s": "600"}
+               for (p, c) in SCENARIOS for b in ("fcfs", "sjbf")] + [
+    {"predictor": "user-last2", "correction": "tsafrir", "backfill": "sjbf"},
+    {"predictor": "default:30", "correction": "walltime"}, {"predictor": "user-last2", "correction": "none"}]
+
+
+@pytest.mark.parametrize("options", OPTION_SETS, ids=[",".join(f"{v}" for v in o.values()) for o in OPTION_SETS])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=user_scenarios())
+def test_invariants_hold_for_every_option(options, scenario):
+    nb_res, specs = scenario
+    engine = run(nb_res, specs, options)
+    check_invariants(engine, nb_res)  # kills exactly at the walltime: no job is killed earlier
+    scheduler = engine.scheduler
+    for job in engine.workload.jobs:
+        if job.id in scheduler.predictions_s:
+            assert 1.0 <= scheduler.predictions_s[job.id] <= (job.walltime_s or float("inf"))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=user_scenarios())
+def test_no_prediction_and_no_correction_is_plain_easy(scenario):
+    nb_res, specs = scenario
+    ours = run(nb_res, specs, {"predictor": "walltime", "correction": "none", "backfill": "fcfs"})
+    easy = Engine(Platform.homogeneous(nb_res), make_workload(specs), create_scheduler("easy"))
+    easy.run()
+    assert [job_row(r) for r in ours.records.values()] == [job_row(r) for r in easy.records.values()]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=user_scenarios())
+def test_the_seven_scenarios_run_the_same_job_set(scenario):
+    nb_res, specs = scenario
+    outcomes = set()
+    for predictor, correction in SCENARIOS:
+        engine = run(nb_res, specs, {"predictor": predictor, "correction": correction, "refit_s": "600"})
+        states = {k: r.state for k, r in engine.records.items()}
+        outcomes.add((frozenset(k for k, s in states.items() if s is JobState.REJECTED),
+                      frozenset(k for k, s in states.items() if s is JobState.COMPLETED_WALLTIME_REACHED)))
+    assert len(outcomes) == 1
+
+
+def test_byte_for_byte_equal_to_easy_through_the_cli(tmp_path):
+    specs = [(str(i), 7 * i, 1 + i % 5, 50 + 13 * i % 200, 100 + 17 * i % 300) for i in range(80)]
+    (tmp_path / "w.json").write_text(json.dumps(make_workload(specs, nb_res=8).to_json()))
+    common = ["simulate", "-p", "constrained512", "-w", str(tmp_path / "w.json"), "-q"]
+    assert main([*common, "-s", "easy", "-o", str(tmp_path / "a")]) == 0
+    assert main([*common, "-s", "easy-pp", "-O", "predictor=walltime", "-O", "correction=none",
+                 "-o", str(tmp_path / "b")]) == 0
+    # jobs.csv byte for byte (schedule.csv differs only in the measured scheduling and simulation times)
+    assert (tmp_path / "a" / "jobs.csv").read_bytes() == (tmp_path / "b" / "jobs.csv").read_bytes()
+
+
+def test_default_600_predicts_ten_minutes_and_corrects_upwards():
+    """A 10-minute prediction for a 2-h job with a 4-h walltime: simple corrections at 540 s and
+    4,140 s take its limit to 4,200 s then 7,800 s (> 2 h: it ends before the next firing)."""
+    specs = [("a", 0, 1, 7200, 14400, {"user": "u"}), ("b", 10, 1, 60, 14400, {"user": "u"})]
+    engine = run(1, specs, {"predictor": "default:600", "correction": "simple"})
+    scheduler = engine.scheduler
+    assert scheduler.predictions_s == {"w0!a": 600.0, "w0!b": 600.0}
+    assert engine.records["w0!a"].finish_s == 7200.0 and engine.records["w0!b"].start_s == 7200.0
+    power = run(1, specs, {"predictor": "default:600", "correction": "power"})
+    assert power.records["w0!b"].start_s == 7200.0  # the plan moves, the schedule cannot here
+
+
+def test_user_last2_is_easy_plus_plus():
+    """User u's jobs run 100 s then 300 s; the third is predicted (100 + 300) / 2 = 200 s, capped by
+    its walltime; user v has one run time only: its walltime."""
+    specs = [("a", 0, 1, 100, 1000, {"user": "u"}), ("b", 0, 1, 300, 1000, {"user": "u"}),
+             ("v1", 0, 1, 50, 1000, {"user": "v"}), ("c", 500, 1, 10, 1000, {"user": "u"}),
+             ("d", 500, 1, 10, 150, {"user": "u"}), ("v2", 500, 1, 10, 1000, {"user": "v"})]
+    engine = run(4, specs, {"predictor": "user-last2", "correction": "none"})
+    predicted = engine.scheduler.predictions_s
+    assert predicted["w0!c"] == 200.0 and predicted["w0!d"] == 150.0 and predicted["w0!v2"] == 1000.0
+
+
+def test_adaboost_refits_on_completed_jobs_only():
+    """Users with habits: before the first refit (at 10,000 s) predictions are walltimes; after
+    it, a user's jobs are predicted near their habit, from completed jobs only."""
+    specs = [(f"e{i}", 100 * i, 1, 60 if i % 2 else 600, 5000,
+              {"user": "short" if i % 2 else "long", "requested_time_s": 5000}) for i in range(60)]
+    specs += [("late-short", 12000, 1, 60, 5000, {"user": "short", "requested_time_s": 5000}),
+              ("late-long", 12000, 1, 600, 5000, {"user": "long", "requested_time_s": 5000})]
+    engine = run(64, specs, {"predictor": "adaboost", "correction": "simple", "refit_s": "10000"})
+    scheduler = engine.scheduler
+    assert scheduler.refits == 1
+    assert scheduler.predictions_s["w0!e3"] == 5000.0  # before the first fit: the walltime
+    assert abs(scheduler.predictions_s["w0!late-short"] - 60) < 10
+    assert abs(scheduler.predictions_s["w0!late-long"] - 600) < 60
+
+
+@pytest.mark.parametrize(("option", "fragment"), [("predictor=oracle", "predictor must be one of"),
+                                                  ("predictor=default:-5", "seconds > 0"),
+                                                  ("correction=double", "correction"),
+                                                  ("model=m.skops", "predictor=adaboost")])
+def test_bad_options_are_one_line(tmp_path, capsys, option, fragment):
+    (tmp_path / "w.json").write_text(json.dumps(make_workload([("a", 0, 1, 5, 10)], nb_res=512).to_json()))
+    assert main(["simulate", "-p", "constrained512", "-w", str(tmp_path / "w.json"), "-s", "easy-pp",
+                 "-O", option, "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err, err
