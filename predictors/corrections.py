@@ -24,6 +24,10 @@ from dataclasses import dataclass
 
 CORRECTIONS = ("none", "simple", "power", "tsafrir", "walltime")
 LEAD_S = 60.0  # a correction fires this long before the current limit
+#: Elapsed times are differences of absolute times (now - start), so "elapsed reaches limit - 60 s"
+#: is compared within a microsecond (Batsim's time resolution): (end - 60) - start and
+#: (end - start) - 60 may differ in the last bit.
+TOLERANCE_S = 1e-6
 HARD_LIMIT_S = 7 * 86400.0  # the COARE study's cap
 TSAFRIR_LADDER_S = tuple(60.0 * m for m in (1, 5, 15, 30, 60, 120, 300, 600, 1200, 3000, 6000))
 
@@ -63,7 +67,7 @@ def settle(kind: str, limit: Limit, elapsed_s: float, walltime_s: float | None) 
     if kind == "none":
         return limit
     top = cap_s(walltime_s)
-    while limit.current_s < top and elapsed_s >= limit.current_s - LEAD_S:
+    while limit.current_s < top and elapsed_s >= limit.current_s - LEAD_S - TOLERANCE_S:
         limit.current_s = min(top, _next_limit_s(kind, limit, walltime_s))
         limit.firings += 1
     return limit

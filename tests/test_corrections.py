@@ -85,3 +85,13 @@ def test_settled_limits_grow_stay_capped_and_leave_no_end_in_the_past(kind, orig
 def test_unknown_kind():
     with pytest.raises(ValueError, match="unknown correction"):
         settle("double", Limit(1.0, 1.0), 0.0, 100.0)
+
+
+def test_a_firing_due_at_a_call_is_not_lost_to_rounding():
+    """Called at end - 60 = (start + L) - 60, the elapsed time now - start can come out one ulp
+    below L - 60: the correction must still fire."""
+    start, limit_s = 6213.284671532846, 240.20802919708
+    now = (start + limit_s) - 60.0
+    assert now - start < limit_s - 60.0  # the float trap this guards against
+    limit = settle("simple", Limit(limit_s, limit_s), now - start, 86400.0)
+    assert limit.firings == 1
