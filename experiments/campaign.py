@@ -21,7 +21,7 @@ from typing import Any
 from schedlab.errors import InputError
 
 TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb",
-            "compare"}
+            "compare", "warmup_share"}
 WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
 WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", "history", *WORKLOAD_KINDS}
 HISTORY = "@history"  # a scheduler option value: the instance's history workload
@@ -91,6 +91,7 @@ class Campaign:
     jitter_s: float | None = None
     repetitions: int = 0
     compare: dict[str, Any] | None = None  # experiments.compare: candidate vs baseline beside a paper
+    warmup_share: float = 0.0  # metrics leave out this share of the first jobs by submission
 
 
 class _Locator:
@@ -299,6 +300,9 @@ def load_campaign(path: str | Path) -> Campaign:
             raise at.error("expected a number of seconds > 0", "perturb", 0, "submit_jitter_s")
         if not isinstance(repetitions, int) or repetitions < 1:
             raise at.error("expected an integer >= 1", "perturb", 0, "repetitions")
+    warmup = doc.get("warmup_share", 0.0)
+    if not isinstance(warmup, int | float) or isinstance(warmup, bool) or not 0 <= warmup < 0.5:
+        raise at.error("expected a share in [0, 0.5)", key="warmup_share")
     compare = None
     if "compare" in doc:
         from schedlab.experiments.compare import load_compare
@@ -306,4 +310,4 @@ def load_campaign(path: str | Path) -> Campaign:
         compare = load_compare(doc["compare"], at, base, [s.label for s in schedulers], [p.name for p in platforms])
     return Campaign(path, str(doc.get("name", path.stem)), seeds, timing,
                     tuple(metrics) if metrics else None, workloads, platforms, schedulers, jitter, repetitions,
-                    compare)
+                    compare, float(warmup))

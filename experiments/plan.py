@@ -53,6 +53,7 @@ class Run:
     timing: str
     metrics: tuple[str, ...] | None
     history_path: str | None = None  # what an option given as "@history" stands for
+    warmup_share: float = 0.0  # metrics leave out this share of the first jobs by submission
 
     @property
     def key(self) -> str:
@@ -262,11 +263,14 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
                                     "options": effective, "seed": seed,
                                     "jitter_s": jitter, "repetition": repetition,
                                     "timing": campaign.timing, "version": __version__}
+                        if campaign.warmup_share:  # only then: other runs keep their ids
+                            identity["warmup_share"] = campaign.warmup_share
                         runs.append(Run(canonical_hash(identity)[:16], campaign.name, spec.name,
                                         instance.window, instance_name, instance.path, instance.sha256,
                                         platform.name, platform.path, platform.sha256,
                                         scheduler.label, scheduler.name, options, seed, jitter,
-                                        repetition, campaign.timing, campaign.metrics, instance.history_path))
+                                        repetition, campaign.timing, campaign.metrics, instance.history_path,
+                                        campaign.warmup_share))
     seen: dict[str, Run] = {}
     keys: set[str] = set()
     for run in runs:

@@ -87,6 +87,8 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
         summary_path = temporary / "summary.json"
         summary = json.loads(summary_path.read_text())
         summary["timing"]["wall_time_s"] = time.perf_counter() - t0
+        if run.get("warmup_share"):
+            summary.update(after_warmup(temporary, summary, run["warmup_share"]))
         summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     except KeyboardInterrupt:
         shutil.rmtree(temporary, ignore_errors=True)
@@ -100,6 +102,20 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     shutil.rmtree(final, ignore_errors=True)
     os.replace(temporary, final)
     return row(run, summary)
+
+
+def after_warmup(run_dir: Path, summary: dict[str, Any], share: float) -> dict[str, Any]:
+    """Metrics without the first `share` of the jobs by submission (a warm-up: the machine starts
+    empty, learning predictors start blind), from the run's jobs.csv."""
+    import math
+
+    from schedlab.metrics import compute_metrics, read_jobs_csv
+
+    outcomes = sorted(read_jobs_csv(run_dir / "jobs.csv"), key=lambda o: o.submit_s)  # stable: file order
+    skipped = math.ceil(share * len(outcomes))
+    metrics = compute_metrics(outcomes[skipped:], summary["metrics"].get("nb_resources"),
+                              summary["metrics"].get("scheduling_time_s"))
+    return {"metrics_after_warmup": metrics, "warmup": {"share": share, "nb_jobs_left_out": skipped}}
 
 
 def execute_runs(runs: list[dict[str, Any]], runs_dir: str) -> list[dict[str, Any]]:
@@ -119,10 +135,11 @@ def batches(runs: list[dict[str, Any]], workers: int) -> list[list[dict[str, Any
 
 def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
     """One line of results.parquet: identity, options, versions, metrics, timing."""
-    metrics = {k: v for k, v in summary.get("metrics", {}).items() if not isinstance(v, dict)}
+    source = summary.get("metrics_after_warmup") or summary.get("metrics", {})  # the campaign's metrics
+    metrics = {k: v for k, v in source.items() if not isinstance(v, dict)}
     if run["metrics"]:
         metrics = {k: v for k, v in metrics.items() if k in run["metrics"]}
-    states = summary.get("metrics", {}).get("jobs_per_state") or {}
+    states = source.get("jobs_per_state") or {}
     timing = summary.get("timing", {})
     return {
         "run_id": run["id"], "campaign": run["campaign"], "workload": run["workload"], "window": run["window"],

@@ -38,7 +38,7 @@ def _conversion_options(args: argparse.Namespace):
         last_hours=args.last_hours, first=args.first, keep_zero_runtime=args.keep_zero_runtime,
         max_runtime_s=args.max_runtime, platform_size=args.platform_size, too_large=args.too_large,
         nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes, only_completed=args.only_completed,
-        completed_before=args.completed_before)
+        completed_before=args.completed_before, max_user_share=args.max_user_share)
     options.validate()
     return options
 
@@ -163,6 +163,8 @@ def _add_conversion_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--completed-before", type=float, metavar="SECONDS",
                         help="keep only jobs completed before this trace time (a training history for a window "
                              "starting then)")
+    parser.add_argument("--max-user-share", type=float, metavar="SHARE",
+                        help="drop every job of a user holding more than this share of the jobs (a flurry, e.g. 0.55)")
 
 
 def add_parsers(sub: Any) -> None:

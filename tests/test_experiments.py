@@ -447,3 +447,26 @@ options = {{ history = "@history" }}
     (tmp_path / "bad.toml").write_text(bad)
     one_line_error(capsys, ["experiment", "plan", str(tmp_path / "bad.toml"), "-o", str(tmp_path / "b")],
                    "has no history")
+
+
+def test_a_warm_up_share_is_left_out_of_the_metrics(tmp_path):
+    from schedlab.metrics import compute_metrics, read_jobs_csv
+
+    plain = campaign_file(tmp_path, jobs=60, name="plain.toml")
+    warm = campaign_file(tmp_path, jobs=60, name="warm.toml")
+    warm.write_text(warm.read_text().replace("seeds = [1, 2]", "seeds = [1, 2]\nwarmup_share = 0.1"))
+    assert main(["experiment", "run", str(plain), "-o", str(tmp_path / "p"), "--workers", "1"]) == 0
+    assert main(["experiment", "run", str(warm), "-o", str(tmp_path / "w"), "--workers", "1"]) == 0
+    plain_rows = pd.read_parquet(tmp_path / "p" / "results.parquet")
+    rows = pd.read_parquet(tmp_path / "w" / "results.parquet")
+    assert set(rows["run_id"]).isdisjoint(plain_rows["run_id"])  # another metric: other runs
+    row = rows.iloc[0]
+    run_dir = tmp_path / "w" / "runs" / row["run_id"]
+    outcomes = sorted(read_jobs_csv(run_dir / "jobs.csv"), key=lambda o: o.submit_s)
+    skipped = int(np.ceil(0.1 * len(outcomes)))
+    expected = compute_metrics(outcomes[skipped:], int(row["nb_resources"]))
+    assert row["nb_jobs"] == len(outcomes) - skipped
+    assert row["mean_waiting_time_s"] == pytest.approx(expected["mean_waiting_time_s"])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["warmup"] == {"share": 0.1, "nb_jobs_left_out": skipped}
+    assert summary["metrics"]["nb_jobs"] == len(outcomes)  # the whole run stays recorded

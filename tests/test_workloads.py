@@ -328,3 +328,19 @@ def test_streamed_json_equals_the_dict(tmp_path, monkeypatch, chunk):
         written = json.loads((tmp_path / "w.json").read_text())
         assert written == json.loads(json.dumps(converted.to_dict()))
         assert len(written["jobs"]) == len(written["profiles"]) == converted.summary["nb_kept"]
+
+
+def test_a_users_flurry_is_dropped_and_counted(tmp_path):
+    """--max-user-share: a user holding more than the share of the jobs is removed (the COARE study
+    removed such a flurry from HPC2N's log); others stay."""
+    from schedlab.workloads.convert import ConversionOptions, convert_columns
+    from schedlab.workloads.swf import read_swf, to_trace_jobs
+
+    lines = ["; MaxProcs: 4"] + [f"{i} {10 * i} 0 5 1 -1 -1 1 60 -1 1 {1 if i <= 6 else i} 1 -1 1 -1 -1 -1"
+                                 for i in range(1, 11)]
+    (tmp_path / "t.swf").write_text("\n".join(lines) + "\n")
+    trace = to_trace_jobs(read_swf(tmp_path / "t.swf"))
+    converted, summary = convert_columns(trace, ConversionOptions(max_user_share=0.55))
+    assert len(converted.ids) == 4 and summary["dropped"] == {"user 1's flurry (> 55% of the jobs)": 6}
+    _, kept = convert_columns(trace, ConversionOptions(max_user_share=0.6))  # 60% is not more than 60%
+    assert kept["nb_kept"] == 10

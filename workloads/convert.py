@@ -67,6 +67,7 @@ class ConversionOptions:
     nodes_to_cores: int = 1
     cores_to_nodes: int = 1
     only_completed: bool = False
+    max_user_share: float | None = None  # drop every job of a user holding more than this share (a flurry)
 
     def validate(self) -> None:
         if self.res_from not in ("requested", "allocated"):
@@ -88,6 +89,8 @@ class ConversionOptions:
                 raise InputError(f"{flag} must be a number > 0, got {value:g}")
         if self.platform_size is not None and self.platform_size < 1:
             raise InputError(f"--platform-size must be >= 1, got {self.platform_size}")
+        if self.max_user_share is not None and not 0 < self.max_user_share <= 1:
+            raise InputError(f"--max-user-share must be in (0, 1], got {self.max_user_share:g}")
         if self.start is not None and self.last_hours is not None:
             raise InputError("--start and --last-hours both set the window start: give one of them")
 
@@ -180,6 +183,14 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
     if options.completed_before is not None:  # a history: what a site knew at that instant
         end, unknown_wait = trace.end_s(run)
         drop(~(end < options.completed_before), f"not completed before {options.completed_before:g} s")
+    if options.max_user_share is not None and "user" in trace.extras and alive.any():
+        users = np.array([str(int(u)) if isinstance(u, float | np.floating) and float(u).is_integer() else str(u)
+                          for u in np.asarray(trace.extras["user"]).tolist()])
+        names, counts = np.unique(users[alive], return_counts=True)
+        total = int(alive.sum())  # shares among the jobs kept so far
+        for name, count in zip(names.tolist(), counts.tolist(), strict=True):
+            if count > options.max_user_share * total:
+                drop(users == name, f"user {name}'s flurry (> {100 * options.max_user_share:g}% of the jobs)")
     if options.platform_size is not None and options.too_large == "drop":
         drop(res > options.platform_size, f"larger than the platform ({options.platform_size})")
 
