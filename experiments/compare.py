@@ -19,17 +19,13 @@ jittered ranges do not overlap (a difference beyond the noise of small event shi
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from schedlab.errors import InputError
-
 COMPARE_KEYS = {"baseline", "candidate", "paper", "setups"}
-ROW_KEYS = {"row", "setup", "metric", "change_pct", "baseline", "candidate", "note"}
 PERCENT_METRICS = ("share_wait_lt_1min", "share_wait_lt_10min", "share_wait_lt_1h", "share_wait_lt_6h")
 #: the study's Tab. 6/7 rows (and bounded slowdown, which it did not report)
 TABLE_METRICS = {"makespan_s": "makespan (s)", "scheduling_time_s": "scheduling time (s)",
@@ -61,45 +57,11 @@ def load_compare(raw: Any, at: Any, base: Path, labels: list[str], platforms: li
     paper_path = (base / raw["paper"]).resolve()
     if not paper_path.is_file():
         raise at.error(f"no such file: {paper_path}", "compare", 0, "paper")
-    rows = load_paper_rows(paper_path, setups)
+    from schedlab.experiments.paper_rows import load_paper_rows
+
+    rows = load_paper_rows(paper_path, setups, labels)
     return {"baseline": raw["baseline"], "candidate": raw["candidate"], "setups": setups,
             "paper_file": str(paper_path), "rows": rows}
-
-
-def load_paper_rows(path: Path, setups: dict[str, Any]) -> list[dict[str, Any]]:
-    """The `[[scheduling]]` rows of a paper figures file, each checked (file, line and key named)."""
-    from schedlab.experiments.campaign import _Locator
-    from schedlab.metrics import compute_metrics
-
-    text = path.read_text(encoding="utf-8", errors="replace")
-    try:
-        paper = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"malformed TOML: {exc}", path=str(path)) from None
-    at = _Locator(path, text)
-    rows = paper.get("scheduling", [])
-    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-        raise at.error("expected [[scheduling]] tables", key="scheduling")
-    known_metrics = set(compute_metrics([], 1, 0.0)) | {"scheduling_time_s"}
-    for index, row in enumerate(rows):
-        unknown = sorted(set(row) - ROW_KEYS)
-        if unknown:
-            raise at.error(f"unknown key (known: {', '.join(sorted(ROW_KEYS))})", "scheduling", index, unknown[0])
-        for key in ("row", "setup", "metric"):
-            if not isinstance(row.get(key), str):
-                raise at.error("expected a string", "scheduling", index, key)
-        if row["setup"] not in setups:
-            raise at.error(f"not a set-up of [compare] setups ({', '.join(setups)})", "scheduling", index, "setup")
-        if row["metric"] not in known_metrics:
-            raise at.error("unknown metric", "scheduling", index, "metric")
-        if ("change_pct" in row) == ("baseline" in row or "candidate" in row):
-            raise at.error("give change_pct, or baseline and candidate", "scheduling", index, "row")
-        for key in ("baseline", "candidate") if "change_pct" not in row else ("change_pct",):
-            if not isinstance(row.get(key), int | float) or isinstance(row.get(key), bool):
-                raise at.error("expected a number", "scheduling", index, key)
-        if not isinstance(row.get("note", ""), str):
-            raise at.error("expected a string", "scheduling", index, "note")
-    return rows
 
 
 def _sign(value: float) -> int:
@@ -113,21 +75,23 @@ def _scale(metric: str, value: float) -> float:
 KEYS = ["workload", "platform", "instance", "window"]
 
 
-def _pairs(frame: pd.DataFrame, spec: dict[str, Any], metric: str) -> pd.DataFrame:
+def _pairs(frame: pd.DataFrame, spec: dict[str, Any], metric: str,
+           labels: tuple[str, str] | None = None) -> pd.DataFrame:
     """Per (workload, platform, instance): the baseline's and the candidate's value of unperturbed
     runs (NaN when one is missing), and whether their jittered ranges do not overlap (NaN without a
     perturbation arm). A workload without windows has one instance, window NaN."""
-    runs = frame[frame["complete"] & frame["scheduler"].isin([spec["baseline"], spec["candidate"]])]
+    baseline, candidate = labels or (spec["baseline"], spec["candidate"])
+    runs = frame[frame["complete"] & frame["scheduler"].isin([baseline, candidate])]
     plain = (runs[runs["repetition"].isna()].groupby([*KEYS, "scheduler"], dropna=False)[metric].median()
-             .unstack("scheduler").reindex(columns=[spec["baseline"], spec["candidate"]]))
+             .unstack("scheduler").reindex(columns=[baseline, candidate]))
     plain.columns = ["baseline", "candidate"]
     jittered = runs[runs["repetition"].notna()]
     if not jittered.empty:
         spread = (jittered.groupby([*KEYS, "scheduler"], dropna=False)[metric].agg(["min", "max"])
                   .unstack("scheduler"))
-        if {spec["baseline"], spec["candidate"]} <= set(spread.columns.get_level_values(1)):
-            low_b, high_b = spread[("min", spec["baseline"])], spread[("max", spec["baseline"])]
-            low_c, high_c = spread[("min", spec["candidate"])], spread[("max", spec["candidate"])]
+        if {baseline, candidate} <= set(spread.columns.get_level_values(1)):
+            low_b, high_b = spread[("min", baseline)], spread[("max", baseline)]
+            low_c, high_c = spread[("min", candidate)], spread[("max", candidate)]
             apart = ((low_c > high_b) | (high_c < low_b)).where(low_b.notna() & low_c.notna())
             plain = plain.join(apart.rename("beyond_noise"))
     if "beyond_noise" not in plain:
@@ -135,53 +99,17 @@ def _pairs(frame: pd.DataFrame, spec: dict[str, Any], metric: str) -> pd.DataFra
     return plain.reset_index()
 
 
-def _groups(frame: pd.DataFrame, spec: dict[str, Any], metric: str, platforms: list[str]):
-    """(workload, platform, its complete pairs, the last window's pair) for each workload on each
-    of `platforms` that has at least one complete pair."""
-    pairs = _pairs(frame, spec, metric)
-    for (workload, platform), group in pairs.groupby(["workload", "platform"], sort=True):
-        if platform not in platforms:
+def _groups(frame: pd.DataFrame, spec: dict[str, Any], metric: str, platforms: list[str],
+            labels: tuple[str, str] | None = None, workload: str | None = None):
+    """(workload, platform, its complete pairs, the last window's pair) for each workload (or the
+    one named) on each of `platforms` that has at least one complete pair."""
+    pairs = _pairs(frame, spec, metric, labels)
+    for (name, platform), group in pairs.groupby(["workload", "platform"], sort=True):
+        if platform not in platforms or (workload is not None and name != workload):
             continue
         complete = group.dropna(subset=["baseline", "candidate"])
         if not complete.empty:
-            yield workload, platform, complete, complete.loc[complete["window"].fillna(-1).idxmax()]
-
-
-def paper_table(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
-    """One line per paper row, workload and platform of its set-up."""
-    lines = []
-    for row in spec["rows"]:
-        metric = row["metric"]
-        if metric not in frame:
-            continue
-        for workload, platform, pairs, last in _groups(frame, spec, metric, spec["setups"][row["setup"]]):
-            difference = pairs["candidate"] - pairs["baseline"]
-            signs = difference.map(_sign)
-            if "change_pct" in row:
-                paper_text, paper_sign = f"{row['change_pct']:+.2f}%", _sign(row["change_pct"])
-                change = _change_pct(pairs)
-                median = float(change.median())
-                ours_last = _pct_text(float(change.loc[last.name]))
-                ours_median = _pct_text(median) + _over(change)
-                median_sign = _sign(median) if change.notna().any() else _sign(float(difference.median()))
-            else:
-                paper_text = f"{row['baseline']:g} → {row['candidate']:g}"
-                paper_sign = _sign(row["candidate"] - row["baseline"])
-                ours_last = f"{_scale(metric, last['baseline']):.4g} → {_scale(metric, last['candidate']):.4g}"
-                medians = pairs["baseline"].median(), pairs["candidate"].median()
-                ours_median = f"{_scale(metric, medians[0]):.4g} → {_scale(metric, medians[1]):.4g}"
-                median_sign = _sign(float(medians[1] - medians[0]))  # the sign of what is shown
-            noise = pairs["beyond_noise"].dropna()
-            lines.append({
-                "row": f"{row['setup']}: {row['row']}", "workload": workload, "platform": platform,
-                "paper": paper_text, "ours, last window": ours_last, "ours, median": ours_median,
-                "same sign? last / median": f"{_yes(signs.loc[last.name], paper_sign)} / "
-                                            f"{_yes(median_sign, paper_sign)}",
-                "windows with the paper's sign": f"{int((signs == paper_sign).sum())} of {len(pairs)}",
-                "beyond jitter noise": (f"{int(noise.astype(bool).sum())} of {len(noise)}" if len(noise) else "-"),
-                "note": row.get("note", ""),
-            })
-    return pd.DataFrame(lines)
+            yield name, platform, complete, complete.loc[complete["window"].fillna(-1).idxmax()]
 
 
 def _over(change: pd.Series) -> str:
@@ -250,6 +178,8 @@ def window_changes(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
 def sections(frame: pd.DataFrame, spec: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """The report sections of a comparison: (title, text, table)."""
     name = f"{spec['candidate']} vs {spec['baseline']}"
+    from schedlab.experiments.paper_rows import paper_table
+
     out = [(f"Paper vs ours: {name}",
             f"Figures from {Path(spec['paper_file']).name}; ours = ({spec['candidate']} - {spec['baseline']}) / "
             f"{spec['baseline']} per window, unperturbed runs; the median is over the windows. 'tie' = no change. "

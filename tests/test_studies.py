@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from schedlab.cli import main
-from schedlab.experiments.compare import paper_table, study_layout, window_changes
+from schedlab.errors import InputError
+from schedlab.experiments.compare import study_layout, window_changes
+from schedlab.experiments.paper_rows import paper_table
 from tests.conftest import REPO
 from tests.test_experiments import campaign_file, one_line_error
 from tests.test_predictors import workload_file
@@ -198,7 +200,8 @@ def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
     trace = frame[frame["workload"] == "trace"].pivot_table(index="window", columns="scheduler",
                                                              values="mean_waiting_time_s")
     change = 100 * (trace["easy"] - trace["fcfs"]) / trace["fcfs"]
-    assert f"| A: mean wait | trace | c32 | -10.00% | {change.loc[1]:+.1f}% | {change.median():+.1f}% |" in report
+    line = f"| A: mean wait (easy vs fcfs) | trace | c32 | -10.00% | {change.loc[1]:+.1f}% | {change.median():+.1f}% |"
+    assert line in report
     assert "## Paper vs ours: easy vs fcfs" in report and "## Changes per window: easy vs fcfs" in report
     assert "## Study layout (Tab. 6/7): trace on c32" in report and "## Study layout (Tab. 6/7): synthetic on c32" \
         in report
@@ -222,3 +225,81 @@ def test_the_diws_configs_validate():
     assert [t["name"] for t in study["tables"]] == ["random", "random-aug", "time"]
     assert set(study["paper"]["time"]) == {"dt", "rf", "gb", "nn"}
 
+
+
+def test_paper_row_kinds_by_hand(tmp_path):
+    """Several candidates against one baseline, a difference in minutes, a value, all-below, and
+    which scheduler is largest or lowest: on hand-made medians of two windows."""
+    from schedlab.experiments.paper_rows import load_paper_rows
+
+    waits = {"user": (6000.0, 12000.0), "simple": (600.0, 1200.0), "power": (594.0, 1206.0), "zero": (60.0, 120.0)}
+    rows = [{"workload": "coare", "platform": "m", "instance": f"coare#{w}", "window": w, "scheduler": label,
+             "repetition": None, "complete": True, "mean_waiting_time_s": pair[w], "nb_jobs": 10}
+            for label, pair in waits.items() for w in (0, 1)]
+    frame = pd.DataFrame(rows)
+    paper = tmp_path / "paper.toml"
+    paper.write_text("""
+[[scheduling]]
+row = "prediction + correction"
+setup = "S"
+metric = "mean_waiting_time_s"
+schedulers = ["user", "simple"]
+candidates = ["simple", "power"]
+change_pct = -90.0
+[[scheduling]]
+row = "simple vs power"
+setup = "S"
+metric = "mean_waiting_time_s"
+schedulers = ["simple", "power"]
+change_pct = 0
+tolerance_pct = 1.0
+[[scheduling]]
+row = "correction-only"
+setup = "S"
+metric = "mean_waiting_time_s"
+unit = "min"
+schedulers = ["user", "zero"]
+difference = -160
+[[scheduling]]
+row = "user estimate"
+setup = "S"
+metric = "mean_waiting_time_s"
+unit = "min"
+schedulers = ["user", "user"]
+value = 120
+[[scheduling]]
+row = "all under 30 min"
+setup = "S"
+metric = "mean_waiting_time_s"
+unit = "min"
+among = ["simple", "power", "zero"]
+below = 30
+[[scheduling]]
+row = "largest"
+setup = "S"
+metric = "mean_waiting_time_s"
+among = ["simple", "power", "zero"]
+largest = "simple"
+""")
+    spec = {"baseline": "user", "candidate": "simple", "setups": {"S": ["m"]}, "paper_file": str(paper),
+            "rows": load_paper_rows(paper, {"S": ["m"]}, list(waits))}
+    table = paper_table(frame, spec).set_index("row")
+    first = table.loc["S: prediction + correction (simple vs user)"]
+    assert first["ours, last window"] == "-90.0%" and first["same sign? last / median"] == "yes / yes"
+    assert table.loc["S: prediction + correction (power vs user)", "ours, median"] == "-90.0%"
+    same = table.loc["S: simple vs power (power vs simple)"]  # -1% and +0.5%: within 1%
+    assert same["ours, last window"] == "+0.5%" and same["same sign? last / median"] == "yes / yes"
+    diff = table.loc["S: correction-only (zero vs user)"]  # (60 - 6000, 120 - 12000) s: -99 and -198 min
+    assert diff["ours, last window"] == "-198 min" and diff["ours, median"] == "-148.5 min"
+    assert table.loc["S: user estimate", "ours, median"] == "150 min"
+    below = table.loc["S: all under 30 min"]  # medians 15, 15, 1.5 min
+    assert below["ours, median"] == "max 15 min" and below["same sign? last / median"] == "holds"
+    largest = table.loc["S: largest"]  # simple 900 s vs power 900 s: a tie goes to the first listed
+    assert largest["ours, median"] == "largest: simple" and largest["same sign? last / median"] == "holds"
+    paper.write_text(paper.read_text().replace("tolerance_pct = 1.0", "tolerance_pct = 0.1"))
+    spec["rows"] = load_paper_rows(paper, {"S": ["m"]}, list(waits))
+    strict = paper_table(frame, spec).set_index("row").loc["S: simple vs power (power vs simple)"]
+    assert strict["same sign? last / median"] == "no / no"  # 0.5% and 0.25% exceed 0.1%
+    paper.write_text(paper.read_text().replace('largest = "simple"', 'largest = "fastest"'))
+    with pytest.raises(InputError, match="'fastest' is not a scheduler label"):
+        load_paper_rows(paper, {"S": ["m"]}, list(waits))

@@ -1,0 +1,205 @@
+"""Rows of a paper's published figures (`[[scheduling]]` in a paper file) and how ours compare.
+
+Every row has `row` (its name), `setup` (a key of the campaign's `[compare] setups`: the platforms
+standing for the paper's set-up), `metric` (a results column) and optionally `workload` (one
+workload of the campaign), `unit = "min"` (seconds shown in minutes), `note`, and `schedulers =
+[BASELINE, CANDIDATE]` or `candidates = [...]` (labels; default: `[compare]`'s pair). Then exactly
+one kind:
+
+- `change_pct = X`: the candidate's change relative to the baseline, in % (`tolerance_pct`: with
+  X = 0, "same outputs" holds when |ours| is within it);
+- `baseline = A` and `candidate = B`: both values (shares in %, counts as they are);
+- `difference = X`: candidate - baseline, in the row's unit;
+- `value = X`: the candidate's own value (e.g. "≈ 29,447"); no sign to compare;
+- `below = X` with `among = [...]`: every listed scheduler's value is below X;
+- `largest = LABEL` or `lowest = LABEL` with `among = [...]`: which scheduler has the largest
+  (lowest) value.
+
+Ours is the median over the window instances of unperturbed runs; change rows also give the last
+window and the count of windows with the paper's sign.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from schedlab.errors import InputError
+from schedlab.experiments.compare import _change_pct, _groups, _over, _pct_text, _scale, _sign, _yes
+
+KINDS = ("change_pct", "difference", "value", "below", "largest", "lowest")
+ROW_KEYS = {"row", "setup", "metric", "workload", "unit", "note", "schedulers", "candidates", "among",
+            "tolerance_pct", "baseline", "candidate", *KINDS}
+
+
+def _kind(row: dict[str, Any]) -> str | None:
+    kinds = [k for k in KINDS if k in row] + (["values"] if "baseline" in row or "candidate" in row else [])
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def load_paper_rows(path: Path, setups: dict[str, Any], labels: list[str]) -> list[dict[str, Any]]:
+    """The `[[scheduling]]` rows of a paper figures file, each checked (file, line and key named)."""
+    from schedlab.experiments.campaign import _Locator
+    from schedlab.metrics import compute_metrics
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        paper = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"malformed TOML: {exc}", path=str(path)) from None
+    at = _Locator(path, text)
+    rows = paper.get("scheduling", [])
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise at.error("expected [[scheduling]] tables", key="scheduling")
+    known_metrics = set(compute_metrics([], 1, 0.0)) | {"scheduling_time_s"}
+
+    def number(value: Any) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+
+    for index, row in enumerate(rows):
+        def fail(message: str, key: str, index: int = index) -> InputError:
+            return at.error(message, "scheduling", index, key)
+
+        unknown = sorted(set(row) - ROW_KEYS)
+        if unknown:
+            raise fail(f"unknown key (known: {', '.join(sorted(ROW_KEYS))})", unknown[0])
+        for key in ("row", "setup", "metric"):
+            if not isinstance(row.get(key), str):
+                raise fail("expected a string", key)
+        for key in ("workload", "note"):
+            if key in row and not isinstance(row[key], str):
+                raise fail("expected a string", key)
+        if row["setup"] not in setups:
+            raise fail(f"not a set-up of [compare] setups ({', '.join(setups)})", "setup")
+        if row["metric"] not in known_metrics:
+            raise fail("unknown metric", "metric")
+        if row.get("unit", "min") != "min" or ("unit" in row and not row["metric"].endswith("_s")):
+            raise fail('unit = "min" converts a metric in seconds', "unit")
+        kind = _kind(row)
+        if kind is None:
+            raise fail(f"give exactly one of {', '.join(KINDS)}, or baseline and candidate", "row")
+        numbers = {"values": ("baseline", "candidate"), "largest": (), "lowest": ()}.get(kind, (kind,))
+        for key in (*numbers, *(("tolerance_pct",) if "tolerance_pct" in row else ())):
+            if not number(row.get(key)):
+                raise fail("expected a number", key)
+        named = [*row.get("schedulers", []), *row.get("candidates", []), *row.get("among", [])]
+        named += [row[kind]] if kind in ("largest", "lowest") else []
+        for key in ("schedulers", "candidates", "among"):
+            if key in row and (not isinstance(row[key], list) or not row[key]):
+                raise fail("expected a list of scheduler labels", key)
+        if "schedulers" in row and len(row["schedulers"]) != 2:
+            raise fail("expected [baseline, candidate]", "schedulers")
+        if kind in ("below", "largest", "lowest") and "among" not in row:
+            raise fail("name the schedulers compared (among = [...])", kind)
+        bad = next((label for label in named if label not in labels), None)
+        if bad is not None:
+            raise fail(f"{bad!r} is not a scheduler label of this campaign ({', '.join(labels)})", "row")
+    return rows
+
+
+def _unit(row: dict[str, Any], value: float) -> float:
+    return _scale(row["metric"], value) / (60.0 if row.get("unit") == "min" else 1.0)
+
+
+def _median_of(frame: pd.DataFrame, row: dict[str, Any], label: str, platform: str, workload: str) -> float:
+    runs = frame[frame["complete"] & frame["repetition"].isna() & (frame["scheduler"] == label)
+                 & (frame["platform"] == platform) & (frame["workload"] == workload)]
+    return float(runs[row["metric"]].median()) if len(runs) else float("nan")
+
+
+def paper_table(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
+    """One line per paper row, workload, platform of its set-up (and candidate)."""
+    lines = []
+    for row in spec["rows"]:
+        if row["metric"] not in frame:
+            continue
+        kind = _kind(row)
+        platforms = spec["setups"][row["setup"]]
+        if kind in ("below", "largest", "lowest"):
+            lines += _group_lines(frame, row, kind, platforms)
+            continue
+        baseline = row.get("schedulers", [spec["baseline"]])[0]
+        for candidate in row.get("candidates") or [row.get("schedulers", [None, spec["candidate"]])[1]]:
+            pair = (baseline, candidate)
+            for workload, platform, pairs, last in _groups(frame, spec, row["metric"], platforms, pair,
+                                                           row.get("workload")):
+                lines.append(_pair_line(row, kind, pair, workload, platform, pairs, last))
+    return pd.DataFrame(lines)
+
+
+def _pair_line(row, kind, pair, workload, platform, pairs, last) -> dict[str, Any]:
+    difference = pairs["candidate"] - pairs["baseline"]
+    signs = difference.map(_sign)
+    last_text = median_text = "-"
+    paper_sign: int | None = None
+    last_sign = median_sign = 0
+    if kind == "change_pct":
+        paper_text, paper_sign = f"{row['change_pct']:+.2f}%", _sign(row["change_pct"])
+        change = _change_pct(pairs)
+        median = float(change.median())
+        last_text, median_text = _pct_text(float(change.loc[last.name])), _pct_text(median) + _over(change)
+        last_sign = _sign(float(difference.loc[last.name]))
+        median_sign = _sign(median) if change.notna().any() else _sign(float(difference.median()))
+        tolerance = row.get("tolerance_pct")
+        if tolerance is not None and paper_sign == 0:  # "the same outputs"
+            last_sign = 0 if abs(float(change.loc[last.name])) <= tolerance else 1
+            median_sign = 0 if abs(median) <= tolerance else 1
+    elif kind == "values":
+        paper_text = f"{row['baseline']:g} → {row['candidate']:g}"
+        paper_sign = _sign(row["candidate"] - row["baseline"])
+        last_text = f"{_unit(row, last['baseline']):.4g} → {_unit(row, last['candidate']):.4g}"
+        medians = pairs["baseline"].median(), pairs["candidate"].median()
+        median_text = f"{_unit(row, medians[0]):.4g} → {_unit(row, medians[1]):.4g}"
+        last_sign, median_sign = _sign(float(difference.loc[last.name])), _sign(float(medians[1] - medians[0]))
+    elif kind == "difference":
+        paper_text, paper_sign = f"{row['difference']:+g}{_suffix(row)}", _sign(row["difference"])
+        last_text = f"{_unit(row, float(difference.loc[last.name])):+.4g}{_suffix(row)}"
+        median_text = f"{_unit(row, float(difference.median())):+.4g}{_suffix(row)}"
+        last_sign, median_sign = _sign(float(difference.loc[last.name])), _sign(float(difference.median()))
+    else:  # value: the candidate's own figure
+        paper_text = f"≈ {row['value']:g}{_suffix(row)}"
+        last_text = f"{_unit(row, float(last['candidate'])):.4g}{_suffix(row)}"
+        median_text = f"{_unit(row, float(pairs['candidate'].median())):.4g}{_suffix(row)}"
+    noise = pairs["beyond_noise"].dropna()
+    verdict = "-" if paper_sign is None else f"{_yes(last_sign, paper_sign)} / {_yes(median_sign, paper_sign)}"
+    agreeing = "-" if paper_sign is None else f"{int((signs == paper_sign).sum())} of {len(pairs)}"
+    name = row["row"] if kind == "value" else f"{row['row']} ({pair[1]} vs {pair[0]})"
+    return {"row": f"{row['setup']}: {name}", "workload": workload, "platform": platform, "paper": paper_text,
+            "ours, last window": last_text, "ours, median": median_text, "same sign? last / median": verdict,
+            "windows with the paper's sign": agreeing,
+            "beyond jitter noise": f"{int(noise.astype(bool).sum())} of {len(noise)}" if len(noise) else "-",
+            "note": row.get("note", "")}
+
+
+def _suffix(row: dict[str, Any]) -> str:
+    return " min" if row.get("unit") == "min" else ""
+
+
+def _group_lines(frame: pd.DataFrame, row: dict[str, Any], kind: str, platforms: list[str]) -> list[dict[str, Any]]:
+    """below / largest / lowest: one line per workload and platform, over the listed schedulers."""
+    lines = []
+    runs = frame[frame["platform"].isin(platforms)]
+    workloads = [row["workload"]] if "workload" in row else sorted(runs["workload"].unique())
+    for workload in workloads:
+        for platform in platforms:
+            values = {label: _median_of(frame, row, label, platform, workload) for label in row["among"]}
+            known = {label: value for label, value in values.items() if value == value}
+            if not known:
+                continue
+            shown = ", ".join(f"{label} {_unit(row, value):.4g}" for label, value in known.items())
+            if kind == "below":
+                paper_text = f"all < {row['below']:g}{_suffix(row)}"
+                holds = all(_unit(row, value) < row["below"] for value in known.values())
+                ours = f"max {_unit(row, max(known.values())):.4g}{_suffix(row)}"
+            else:
+                pick = (max if kind == "largest" else min)(known, key=known.get)
+                paper_text, holds, ours = f"{kind}: {row[kind]}", pick == row[kind], f"{kind}: {pick}"
+            lines.append({"row": f"{row['setup']}: {row['row']}", "workload": workload, "platform": platform,
+                          "paper": paper_text, "ours, last window": "-", "ours, median": ours,
+                          "same sign? last / median": "holds" if holds else "does not hold",
+                          "windows with the paper's sign": "-", "beyond jitter noise": "-",
+                          "note": "; ".join(filter(None, [row.get("note", ""), f"medians: {shown}"]))})
+    return lines
