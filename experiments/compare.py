@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-COMPARE_KEYS = {"baseline", "candidate", "paper", "setups"}
+COMPARE_KEYS = {"baseline", "candidate", "paper", "setups", "scenarios", "arms"}
 PERCENT_METRICS = ("share_wait_lt_1min", "share_wait_lt_10min", "share_wait_lt_1h", "share_wait_lt_6h")
 #: the study's Tab. 6/7 rows (and bounded slowdown, which it did not report)
 TABLE_METRICS = {"makespan_s": "makespan (s)", "scheduling_time_s": "scheduling time (s)",
@@ -60,8 +60,17 @@ def load_compare(raw: Any, at: Any, base: Path, labels: list[str], platforms: li
     from schedlab.experiments.paper_rows import load_paper_rows
 
     rows = load_paper_rows(paper_path, setups, labels)
+    scenarios, arms = raw.get("scenarios", []), raw.get("arms", {"": ""})
+    if not isinstance(scenarios, list) or not all(isinstance(s, str) for s in scenarios):
+        raise at.error("expected a list of scenario names", "compare", 0, "scenarios")
+    if not isinstance(arms, dict) or not all(isinstance(v, str) for v in arms.values()):
+        raise at.error('expected { ARM = "label suffix" }', "compare", 0, "arms")
+    missing = next((f"{s}{suffix}" for s in scenarios for suffix in arms.values() if f"{s}{suffix}" not in labels),
+                   None)
+    if missing is not None:
+        raise at.error(f"no scheduler labelled {missing!r} (a scenario + an arm's suffix)", "compare", 0, "scenarios")
     return {"baseline": raw["baseline"], "candidate": raw["candidate"], "setups": setups,
-            "paper_file": str(paper_path), "rows": rows}
+            "paper_file": str(paper_path), "rows": rows, "scenarios": scenarios, "arms": arms}
 
 
 def _sign(value: float) -> int:
@@ -175,6 +184,26 @@ def window_changes(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
             .drop(columns=["instance"]))
 
 
+def scenario_table(frame: pd.DataFrame, spec: dict[str, Any], workload: str, platform: str) -> pd.DataFrame:
+    """A paper's scenario layout (the COARE study's Tab. 4/5): one row per scenario, mean wait (in
+    minutes) and mean bounded slowdown per arm (a scheduler label is scenario + the arm's suffix),
+    medians over instances of unperturbed runs."""
+    runs = frame[frame["complete"] & frame["repetition"].isna() & (frame["workload"] == workload)
+                 & (frame["platform"] == platform)]
+    lines = []
+    for scenario in spec.get("scenarios", []):
+        line: dict[str, Any] = {"scenario": scenario}
+        for arm, suffix in spec["arms"].items():
+            mine = runs[runs["scheduler"] == f"{scenario}{suffix}"]
+            tag = f" ({arm})" if arm else ""
+            wait = mine["mean_waiting_time_s"].median() if "mean_waiting_time_s" in mine else float("nan")
+            line[f"mean wait (min){tag}"] = wait / 60.0
+            line[f"avgBSLD{tag}"] = mine["mean_bounded_slowdown"].median() if "mean_bounded_slowdown" in mine \
+                else float("nan")
+        lines.append(line)
+    return pd.DataFrame(lines)
+
+
 def sections(frame: pd.DataFrame, spec: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """The report sections of a comparison: (title, text, table)."""
     name = f"{spec['candidate']} vs {spec['baseline']}"
@@ -187,12 +216,17 @@ def sections(frame: pd.DataFrame, spec: dict[str, Any]) -> list[tuple[str, str, 
             paper_table(frame, spec))]
     platforms = sorted({p for names in spec["setups"].values() for p in names})
     for workload in sorted(frame["workload"].unique()):
+        for platform in platforms if spec.get("scenarios") else []:
+            table = scenario_table(frame, spec, workload, platform)
+            if not table.dropna(axis=1, how="all").shape[1] <= 1:
+                out.append((f"Scenarios: {workload} on {platform}", "Median over instances; arms by backfilling "
+                            "order; mean bounded slowdown with tau = 10 s.", table))
         for platform in platforms:
             table = study_layout(frame, spec, workload, platform)
             if not table.empty:
-                out.append((f"Study layout (Tab. 6/7): {workload} on {platform}",
-                            "Values of the last window; change relative to the baseline (as Tab. 6; Tab. 7 "
-                            "divided by the candidate's value).", table))
+                out.append((f"{spec['candidate']} vs {spec['baseline']}: {workload} on {platform}",
+                            "Values of the last window; change relative to the baseline (the layout of the DIWS "
+                            "study's Tab. 6, whose Tab. 7 divided by the candidate's value).", table))
     changes = window_changes(frame, spec)
     if not changes.empty:
         out.append((f"Changes per window: {name}", "Relative to the baseline, unperturbed runs.", changes))

@@ -10,6 +10,7 @@ one kind:
   X = 0, "same outputs" holds when |ours| is within it);
 - `baseline = A` and `candidate = B`: both values (shares in %, counts as they are);
 - `difference = X`: candidate - baseline, in the row's unit;
+- `sign = "higher"` or `"lower"`: the paper says only which way the candidate moves;
 - `value = X`: the candidate's own value (e.g. "≈ 29,447"); no sign to compare;
 - `below = X` with `among = [...]`: every listed scheduler's value is below X;
 - `largest = LABEL` or `lowest = LABEL` with `among = [...]`: which scheduler has the largest
@@ -30,7 +31,7 @@ import pandas as pd
 from schedlab.errors import InputError
 from schedlab.experiments.compare import _change_pct, _groups, _over, _pct_text, _scale, _sign, _yes
 
-KINDS = ("change_pct", "difference", "value", "below", "largest", "lowest")
+KINDS = ("change_pct", "difference", "sign", "value", "below", "largest", "lowest")
 ROW_KEYS = {"row", "setup", "metric", "workload", "unit", "note", "schedulers", "candidates", "among",
             "tolerance_pct", "baseline", "candidate", *KINDS}
 
@@ -81,7 +82,9 @@ def load_paper_rows(path: Path, setups: dict[str, Any], labels: list[str]) -> li
         kind = _kind(row)
         if kind is None:
             raise fail(f"give exactly one of {', '.join(KINDS)}, or baseline and candidate", "row")
-        numbers = {"values": ("baseline", "candidate"), "largest": (), "lowest": ()}.get(kind, (kind,))
+        if kind == "sign" and row["sign"] not in ("higher", "lower"):
+            raise fail('expected "higher" or "lower"', "sign")
+        numbers = {"values": ("baseline", "candidate"), "largest": (), "lowest": (), "sign": ()}.get(kind, (kind,))
         for key in (*numbers, *(("tolerance_pct",) if "tolerance_pct" in row else ())):
             if not number(row.get(key)):
                 raise fail("expected a number", key)
@@ -136,15 +139,18 @@ def _pair_line(row, kind, pair, workload, platform, pairs, last) -> dict[str, An
     last_text = median_text = "-"
     paper_sign: int | None = None
     last_sign = median_sign = 0
-    if kind == "change_pct":
-        paper_text, paper_sign = f"{row['change_pct']:+.2f}%", _sign(row["change_pct"])
+    if kind in ("change_pct", "sign"):
+        if kind == "sign":
+            paper_text, paper_sign = row["sign"], 1 if row["sign"] == "higher" else -1
+        else:
+            paper_text, paper_sign = f"{row['change_pct']:+.2f}%", _sign(row["change_pct"])
         change = _change_pct(pairs)
         median = float(change.median())
         last_text, median_text = _pct_text(float(change.loc[last.name])), _pct_text(median) + _over(change)
         last_sign = _sign(float(difference.loc[last.name]))
         median_sign = _sign(median) if change.notna().any() else _sign(float(difference.median()))
         tolerance = row.get("tolerance_pct")
-        if tolerance is not None and paper_sign == 0:  # "the same outputs"
+        if tolerance is not None and paper_sign == 0 and kind == "change_pct":  # "the same outputs"
             last_sign = 0 if abs(float(change.loc[last.name])) <= tolerance else 1
             median_sign = 0 if abs(median) <= tolerance else 1
     elif kind == "values":

@@ -203,8 +203,7 @@ def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
     line = f"| A: mean wait (easy vs fcfs) | trace | c32 | -10.00% | {change.loc[1]:+.1f}% | {change.median():+.1f}% |"
     assert line in report
     assert "## Paper vs ours: easy vs fcfs" in report and "## Changes per window: easy vs fcfs" in report
-    assert "## Study layout (Tab. 6/7): trace on c32" in report and "## Study layout (Tab. 6/7): synthetic on c32" \
-        in report
+    assert "## easy vs fcfs: trace on c32" in report and "## easy vs fcfs: synthetic on c32" in report
 
     broken = path.read_text().replace('setups = { A = ["c32"] }', 'setups = { A = ["c64"] }')
     path.write_text(broken)
