@@ -95,6 +95,14 @@ def request_key(job: Job) -> tuple[Any, ...]:
     return tuple(_value(job, names, column) for column, (names, _) in SOURCES.items())
 
 
+def user_and_limit(job: Job) -> tuple[str | None, float]:
+    """A job's user (as job_table writes it) and time limit (NaN when unknown): all the baselines
+    read, without building a table (schedulers call this once per submission)."""
+    user = _value(job, SOURCES["user"][0], "user")
+    limit = _value(job, SOURCES["time_limit"][0], "time_limit")
+    return (None if user is None else str(user)), (math.nan if limit is None else float(limit))
+
+
 def job_table(jobs: Iterable[Job], columns: Iterable[str]) -> pd.DataFrame:
     """One row per job, the requested columns as floats (categorical ones as strings), NaN when the
     job does not say."""

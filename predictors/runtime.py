@@ -133,6 +133,24 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
             self.last_runtimes_[str(user)] = [*self.last_runtimes_.get(str(user), [])[-1:], runtime]
         return self
 
+    def predict_requests(self, requests: list[tuple[str | None, float]]) -> np.ndarray:
+        """Baselines only: predictions from (user, time limit) pairs (features.user_and_limit), the
+        same as `predict` on their table, without pandas (a scheduler predicts at each submission)."""
+        if self.model == "walltime":
+            predicted = [limit for _, limit in requests]
+        elif self.model == "user-last2":
+            predicted = [self._last2(str(user), limit) for user, limit in requests]
+        else:
+            raise ValueError(f"model {self.model!r} predicts from a job table")
+        return np.asarray(predicted, dtype=float) + 60.0 * self.margin_min
+
+    def learn_request(self, user: str | None, runtime_s: float) -> None:
+        """`user-last2`: one completion (`partial_fit` of one row, without pandas)."""
+        if self.model != "user-last2":
+            raise InputError(f"model {self.model!r} learns with fit only")
+        key = str(user)
+        self.last_runtimes_[key] = [*self.last_runtimes_.get(key, [])[-1:], float(runtime_s)]
+
     def _last2(self, user: str, limit_s: float) -> float:
         """EASY++ (Tsafrir et al.): the mean of the user's last two run times, capped by the time
         limit; the time limit until two are known (predictsim's convention)."""

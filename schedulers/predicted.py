@@ -44,6 +44,7 @@ class PredictedEasy(EasyBackfilling):
         self._predicted_s: dict[str, float] = {}
         self._arrivals: list[tuple[Job, float]] = []
         self._memo: dict[tuple[Any, ...], float] = {}
+        self._seen: dict[tuple[Any, ...], Job] = {}  # one job per request predicted so far
         self._limits: dict[str, Limit] = {}
 
     def options(self) -> dict[str, Any]:
@@ -62,10 +63,13 @@ class PredictedEasy(EasyBackfilling):
     def predict_runtimes_s(self, jobs: list[Job]) -> np.ndarray:
         """Predicted run times of jobs submitted at one instant (extension point). Jobs with
         identical requests get one model call."""
-        from schedlab.predictors.features import SOURCES, job_table, request_key
+        from schedlab.predictors.features import SOURCES, job_table, request_key, user_and_limit
 
+        if getattr(self._predictor, "model", None) in ("walltime", "user-last2"):  # no table needed
+            return self._predictor.predict_requests([user_and_limit(job) for job in jobs])
         keys = [request_key(job) for job in jobs]
         unseen = {key: job for key, job in zip(keys, jobs, strict=True) if key not in self._memo}
+        self._seen.update(unseen)
         if unseen:
             predicted = self._predictor.predict(job_table(list(unseen.values()), SOURCES))
             self._memo.update(zip(unseen, predicted.tolist(), strict=True))
@@ -75,12 +79,22 @@ class PredictedEasy(EasyBackfilling):
         """The predictor changed (it learned): later submissions are predicted afresh."""
         self._memo.clear()
 
+    def repredict_seen(self) -> None:
+        """The predictor changed: predict every request seen so far in one batch (users resubmit
+        the same requests, and one call for many rows costs about what one row does)."""
+        from schedlab.predictors.features import SOURCES, job_table
+
+        self._memo.clear()
+        if self._seen:
+            predicted = self._predictor.predict(job_table(list(self._seen.values()), SOURCES))
+            self._memo.update(zip(self._seen, predicted.tolist(), strict=True))
+
     def job_finished(self, running: Running, state: JobState, now: float) -> None:
         self._limits.pop(running.job.id, None)
         if self.online:
-            from schedlab.predictors.features import SOURCES, job_table
+            from schedlab.predictors.features import user_and_limit
 
-            self._predictor.partial_fit(job_table([running.job], SOURCES), [now - running.start_s])
+            self._predictor.learn_request(user_and_limit(running.job)[0], now - running.start_s)
             self.forget_predictions()
 
     def on_job_submitted(self, job: Job, now: float) -> None:

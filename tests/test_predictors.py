@@ -206,3 +206,21 @@ def test_cli_train_and_evaluate(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "scoring its 36 held-out jobs" in out and "\n36 jobs (errors in minutes)" in out
     assert main(["predictor", "evaluate", "-m", str(tmp_path / "none.skops"), "-w", str(path)]) == 2
+
+
+def test_the_baselines_fast_path_equals_their_table_path():
+    """Schedulers predict baselines from (user, limit) pairs without pandas: the same numbers."""
+    from schedlab.predictors.features import SOURCES, user_and_limit
+
+    specs = [(str(i), i, 1, 10 * i + 5, None if i % 5 == 0 else 100 * i,
+              {"user": i % 3} if i % 4 else {}) for i in range(1, 30)]
+    jobs = list(make_workload(specs).jobs)
+    for model in ("walltime", "user-last2"):
+        predictor = RuntimePredictor(model=model, margin_min=0.5).fit(job_table(jobs[:12], SOURCES),
+                                                                      [float(j) for j in range(12)])
+        for job, runtime in zip(jobs[12:20], range(8), strict=True):
+            if model == "user-last2":
+                predictor.learn_request(user_and_limit(job)[0], float(runtime))
+        table = predictor.predict(job_table(jobs, SOURCES))
+        fast = predictor.predict_requests([user_and_limit(job) for job in jobs])
+        assert np.array_equal(table, fast, equal_nan=True)
