@@ -172,7 +172,8 @@ def _pair_line(row, kind, pair, workload, platform, pairs, last) -> dict[str, An
     noise = pairs["beyond_noise"].dropna()
     verdict = "-" if paper_sign is None else f"{_yes(last_sign, paper_sign)} / {_yes(median_sign, paper_sign)}"
     agreeing = "-" if paper_sign is None else f"{int((signs == paper_sign).sum())} of {len(pairs)}"
-    name = row["row"] if kind == "value" else f"{row['row']} ({pair[1]} vs {pair[0]})"
+    named = kind != "value" and ("schedulers" in row or "candidates" in row)  # else [compare]'s pair
+    name = f"{row['row']} ({pair[1]} vs {pair[0]})" if named else row["row"]
     return {"row": f"{row['setup']}: {name}", "workload": workload, "platform": platform, "paper": paper_text,
             "ours, last window": last_text, "ours, median": median_text, "same sign? last / median": verdict,
             "windows with the paper's sign": agreeing,
