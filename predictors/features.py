@@ -103,6 +103,17 @@ def user_and_limit(job: Job) -> tuple[str | None, float]:
     return (None if user is None else str(user)), (math.nan if limit is None else float(limit))
 
 
+def job_values(job: Job, columns: Iterable[str]) -> list[Any]:
+    """One job's row as job_table makes it (categorical values as strings, numbers scaled, None
+    when unknown), without pandas."""
+    row = []
+    for column in columns:
+        names, scale = SOURCES[column]
+        value = _value(job, names, column)
+        row.append(None if value is None else (str(value) if column in CATEGORICAL else float(value) * scale))
+    return row
+
+
 def job_table(jobs: Iterable[Job], columns: Iterable[str]) -> pd.DataFrame:
     """One row per job, the requested columns as floats (categorical ones as strings), NaN when the
     job does not say."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform as host
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,7 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
         self.margin_min = margin_min
 
     def fit(self, X: pd.DataFrame, y: Any) -> RuntimePredictor:  # noqa: N803 (scikit-learn's names)
+        _COMPILED.pop(self, None)  # a refit replaces what was compiled
         feature_set = get_feature_set(self.features)
         if self.model not in MODELS:
             raise InputError(f"unknown model {self.model!r} (known: {', '.join(MODELS)})")
@@ -132,6 +134,20 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
         for user, runtime in zip(X["user"].tolist(), np.asarray(y, dtype=float).tolist(), strict=True):
             self.last_runtimes_[str(user)] = [*self.last_runtimes_.get(str(user), [])[-1:], runtime]
         return self
+
+    def predict_jobs(self, jobs: list[Any]) -> np.ndarray:
+        """Predictions for Job objects, what schedulers call at each submission: the same numbers as
+        `predict(job_table(jobs))`, without pandas for the baselines and, a few jobs at a time, for
+        single trees and AdaBoost (fast_trees.py)."""
+        from schedlab.predictors.features import SOURCES, job_table, job_values, user_and_limit
+
+        if self.model in ("walltime", "user-last2"):
+            return self.predict_requests([user_and_limit(job) for job in jobs])
+        compiled = _compiled(self) if len(jobs) <= 64 else None  # big batches: vectorised scikit-learn
+        if compiled is not None:
+            rows = [job_values(job, self.columns_) for job in jobs]
+            return compiled.predict_rows(rows) + 60.0 * self.margin_min
+        return self.predict(job_table(jobs, SOURCES))
 
     def predict_requests(self, requests: list[tuple[str | None, float]]) -> np.ndarray:
         """Baselines only: predictions from (user, time limit) pairs (features.user_and_limit), the
@@ -170,6 +186,22 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
         else:
             predicted = self.pipeline_.predict(X[self.columns_])
         return np.asarray(predicted, dtype=float) + 60.0 * self.margin_min
+
+
+_COMPILED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # rebuilt, never persisted
+_NOT_COMPILABLE = object()
+
+
+def _compiled(predictor: RuntimePredictor):
+    """The predictor's compiled tree pipeline (made once per fitted predictor), or None."""
+    from schedlab.predictors.fast_trees import compile_pipeline
+
+    found = _COMPILED.get(predictor)
+    if found is None:
+        pipeline = getattr(predictor, "pipeline_", None)
+        found = (compile_pipeline(pipeline, predictor.columns_) if pipeline is not None else None) or _NOT_COMPILABLE
+        _COMPILED[predictor] = found
+    return None if found is _NOT_COMPILABLE else found
 
 
 def empty_baseline(model: str, seed: int = 0) -> RuntimePredictor:

@@ -128,4 +128,4 @@ class EasyPlusPlus(PredictedEasy):
         self._predictor = RuntimePredictor(features="coare", model="adaboost", seed=self.seed).fit(
             job_table(jobs, SOURCES), runtimes)
         self.refits += 1
-        self.repredict_seen()
+        self.forget_predictions()

@@ -44,7 +44,6 @@ class PredictedEasy(EasyBackfilling):
         self._predicted_s: dict[str, float] = {}
         self._arrivals: list[tuple[Job, float]] = []
         self._memo: dict[tuple[Any, ...], float] = {}
-        self._seen: dict[tuple[Any, ...], Job] = {}  # one job per request predicted so far
         self._limits: dict[str, Limit] = {}
 
     def options(self) -> dict[str, Any]:
@@ -63,31 +62,20 @@ class PredictedEasy(EasyBackfilling):
     def predict_runtimes_s(self, jobs: list[Job]) -> np.ndarray:
         """Predicted run times of jobs submitted at one instant (extension point). Jobs with
         identical requests get one model call."""
-        from schedlab.predictors.features import SOURCES, job_table, request_key, user_and_limit
+        from schedlab.predictors.features import request_key
 
-        if getattr(self._predictor, "model", None) in ("walltime", "user-last2"):  # no table needed
-            return self._predictor.predict_requests([user_and_limit(job) for job in jobs])
+        if getattr(self._predictor, "model", None) in ("walltime", "user-last2"):  # cheaper than the memo
+            return self._predictor.predict_jobs(jobs)
         keys = [request_key(job) for job in jobs]
         unseen = {key: job for key, job in zip(keys, jobs, strict=True) if key not in self._memo}
-        self._seen.update(unseen)
         if unseen:
-            predicted = self._predictor.predict(job_table(list(unseen.values()), SOURCES))
+            predicted = self._predictor.predict_jobs(list(unseen.values()))
             self._memo.update(zip(unseen, predicted.tolist(), strict=True))
         return np.array([self._memo[key] for key in keys], dtype=float)
 
     def forget_predictions(self) -> None:
         """The predictor changed (it learned): later submissions are predicted afresh."""
         self._memo.clear()
-
-    def repredict_seen(self) -> None:
-        """The predictor changed: predict every request seen so far in one batch (users resubmit
-        the same requests, and one call for many rows costs about what one row does)."""
-        from schedlab.predictors.features import SOURCES, job_table
-
-        self._memo.clear()
-        if self._seen:
-            predicted = self._predictor.predict(job_table(list(self._seen.values()), SOURCES))
-            self._memo.update(zip(self._seen, predicted.tolist(), strict=True))
 
     def job_finished(self, running: Running, state: JobState, now: float) -> None:
         self._limits.pop(running.job.id, None)

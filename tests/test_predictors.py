@@ -8,6 +8,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedlab.cli import main
 from schedlab.errors import InputError
@@ -224,3 +226,37 @@ def test_the_baselines_fast_path_equals_their_table_path():
         table = predictor.predict(job_table(jobs, SOURCES))
         fast = predictor.predict_requests([user_and_limit(job) for job in jobs])
         assert np.array_equal(table, fast, equal_nan=True)
+
+
+@st.composite
+def tree_data(draw):
+    n = draw(st.integers(5, 80))
+    rows = []
+    for i in range(n):
+        rows.append((str(i), draw(st.integers(0, 50)), draw(st.integers(1, 64)), draw(st.integers(1, 5000)),
+                     draw(st.one_of(st.none(), st.sampled_from([600, 3600, 86400]))),
+                     {"user": draw(st.one_of(st.none(), st.integers(0, 6))),
+                      "requested_mem_kb": draw(st.sampled_from([-1, 1048576, 3 * 1048576 + 1]))}))
+    return rows
+
+
+@pytest.mark.parametrize(("model", "features"), [("dt", "diws"), ("adaboost", "coare"), ("rf", "diws"),
+                                                 ("dt", "diws-aug"), ("gb", "coare")])
+@settings(max_examples=25, deadline=None)
+@given(data=tree_data(), extra=tree_data())
+def test_per_job_predictions_equal_the_pipeline(model, features, data, extra):
+    """predict_jobs (compiled trees for dt and adaboost, scikit-learn otherwise) gives the numbers of
+    predict on the job table, for seen and unseen users, missing values and any batch size."""
+    from schedlab.predictors.features import SOURCES
+    from schedlab.predictors.runtime import _compiled
+
+    jobs = list(make_workload(data).jobs)
+    others = list(make_workload([(f"x{s[0]}", *s[1:]) for s in extra]).jobs)
+    predictor = RuntimePredictor(model=model, features=features, seed=1, margin_min=0.25).fit(
+        job_table(jobs, SOURCES), [float(s[3]) for s in sorted(data, key=lambda s: (s[1], f"w0!{s[0]}"))])
+    compilable = model in ("dt", "adaboost") and "user_means" not in predictor.pipeline_.named_steps
+    assert (_compiled(predictor) is not None) == compilable
+    everyone = jobs + others
+    expected = predictor.predict(job_table(everyone, SOURCES))
+    one_by_one = np.concatenate([predictor.predict_jobs([job]) for job in everyone])
+    assert np.array_equal(one_by_one, expected)
