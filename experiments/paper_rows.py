@@ -13,8 +13,10 @@ one kind:
 - `sign = "higher"` or `"lower"`: the paper says only which way the candidate moves;
 - `value = X`: the candidate's own value (e.g. "≈ 29,447"); no sign to compare;
 - `below = X` with `among = [...]`: every listed scheduler's value is below X;
-- `largest = LABEL` or `lowest = LABEL` with `among = [...]`: which scheduler has the largest
-  (lowest) value.
+- `largest = LABEL` or `lowest = LABEL` (or a list: any of them) with `among = [...]`: which
+  scheduler has the largest (lowest) value.
+
+A row whose schedulers have no complete run says "missing" rather than vanish or judge part of them.
 
 Ours is the median over the window instances of unperturbed runs; change rows also give the last
 window and the count of windows with the paper's sign.
@@ -89,7 +91,11 @@ def load_paper_rows(path: Path, setups: dict[str, Any], labels: list[str]) -> li
             if not number(row.get(key)):
                 raise fail("expected a number", key)
         named = [*row.get("schedulers", []), *row.get("candidates", []), *row.get("among", [])]
-        named += [row[kind]] if kind in ("largest", "lowest") else []
+        if kind in ("largest", "lowest"):
+            expected = row[kind] if isinstance(row[kind], list) else [row[kind]]
+            if not expected or not all(isinstance(label, str) for label in expected):
+                raise fail("expected a scheduler label or a list of them", kind)
+            named += expected
         for key in ("schedulers", "candidates", "among"):
             if key in row and (not isinstance(row[key], list) or not row[key]):
                 raise fail("expected a list of scheduler labels", key)
@@ -127,10 +133,29 @@ def paper_table(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
         baseline = row.get("schedulers", [spec["baseline"]])[0]
         for candidate in row.get("candidates") or [row.get("schedulers", [None, spec["candidate"]])[1]]:
             pair = (baseline, candidate)
+            found = set()
             for workload, platform, pairs, last in _groups(frame, spec, row["metric"], platforms, pair,
                                                            row.get("workload")):
                 lines.append(_pair_line(row, kind, pair, workload, platform, pairs, last))
+                found.add((workload, platform))
+            for workload, platform in _expected(frame, row, platforms) - found:  # say what is missing
+                lines.append(_missing_line(row, workload, platform, f"no complete pair of {pair[0]} and {pair[1]}"))
     return pd.DataFrame(lines)
+
+
+def _expected(frame: pd.DataFrame, row: dict[str, Any], platforms: list[str]) -> set[tuple[str, str]]:
+    """The (workload, platform) pairs of this campaign a row is about (a row naming another
+    campaign's workload is about none)."""
+    workloads = [row["workload"]] if "workload" in row else sorted(frame["workload"].unique())
+    present = set(zip(frame["workload"], frame["platform"], strict=True))
+    return {(w, p) for w in workloads for p in platforms if (w, p) in present}
+
+
+def _missing_line(row: dict[str, Any], workload: str, platform: str, why: str) -> dict[str, Any]:
+    return {"row": f"{row['setup']}: {row['row']}", "workload": workload, "platform": platform,
+            "paper": "", "ours, last window": "missing", "ours, median": "missing",
+            "same sign? last / median": "-", "windows with the paper's sign": "-", "beyond jitter noise": "-",
+            "note": why}
 
 
 def _pair_line(row, kind, pair, workload, platform, pairs, last) -> dict[str, Any]:
@@ -169,6 +194,8 @@ def _pair_line(row, kind, pair, workload, platform, pairs, last) -> dict[str, An
         paper_text = f"≈ {row['value']:g}{_suffix(row)}"
         last_text = f"{_unit(row, float(last['candidate'])):.4g}{_suffix(row)}"
         median_text = f"{_unit(row, float(pairs['candidate'].median())):.4g}{_suffix(row)}"
+    if kind == "change_pct" and row.get("tolerance_pct") is not None and paper_sign == 0:
+        signs = _change_pct(pairs).map(lambda c: 0 if abs(c) <= row["tolerance_pct"] else 1)
     noise = pairs["beyond_noise"].dropna()
     verdict = "-" if paper_sign is None else f"{_yes(last_sign, paper_sign)} / {_yes(median_sign, paper_sign)}"
     agreeing = "-" if paper_sign is None else f"{int((signs == paper_sign).sum())} of {len(pairs)}"
@@ -192,9 +219,13 @@ def _group_lines(frame: pd.DataFrame, row: dict[str, Any], kind: str, platforms:
     workloads = [row["workload"]] if "workload" in row else sorted(runs["workload"].unique())
     for workload in workloads:
         for platform in platforms:
+            if (workload, platform) not in set(zip(frame["workload"], frame["platform"], strict=True)):
+                continue
             values = {label: _median_of(frame, row, label, platform, workload) for label in row["among"]}
             known = {label: value for label, value in values.items() if value == value}
-            if not known:
+            absent = [label for label in row["among"] if label not in known]
+            if absent:  # a verdict over part of the schedulers would claim too much
+                lines.append(_missing_line(row, workload, platform, f"no complete run of {', '.join(absent)}"))
                 continue
             shown = ", ".join(f"{label} {_unit(row, value):.4g}" for label, value in known.items())
             if kind == "below":
@@ -203,7 +234,9 @@ def _group_lines(frame: pd.DataFrame, row: dict[str, Any], kind: str, platforms:
                 ours = f"max {_unit(row, max(known.values())):.4g}{_suffix(row)}"
             else:
                 pick = (max if kind == "largest" else min)(known, key=known.get)
-                paper_text, holds, ours = f"{kind}: {row[kind]}", pick == row[kind], f"{kind}: {pick}"
+                expected = row[kind] if isinstance(row[kind], list) else [row[kind]]  # any of them
+                paper_text, holds = f"{kind}: {' or '.join(expected)}", pick in expected
+                ours = f"{kind}: {pick}"
             lines.append({"row": f"{row['setup']}: {row['row']}", "workload": workload, "platform": platform,
                           "paper": paper_text, "ours, last window": "-", "ours, median": ours,
                           "same sign? last / median": "holds" if holds else "does not hold",

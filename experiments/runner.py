@@ -111,7 +111,11 @@ def after_warmup(run_dir: Path, summary: dict[str, Any], share: float) -> dict[s
 
     from schedlab.metrics import compute_metrics, read_jobs_csv
 
-    outcomes = sorted(read_jobs_csv(run_dir / "jobs.csv"), key=lambda o: o.submit_s)  # stable: file order
+    def order(outcome) -> tuple[float, int, str]:  # jobs.csv lists jobs as they ended: ties by job id
+        name = outcome.job_id.rsplit("!", 1)[-1]
+        return outcome.submit_s, int(name) if name.isdigit() else -1, name
+
+    outcomes = sorted(read_jobs_csv(run_dir / "jobs.csv"), key=order)  # the same jobs for every scheduler
     skipped = math.ceil(share * len(outcomes))
     metrics = compute_metrics(outcomes[skipped:], summary["metrics"].get("nb_resources"),
                               summary["metrics"].get("scheduling_time_s"))

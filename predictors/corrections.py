@@ -8,7 +8,8 @@ correction fires when its elapsed time reaches L - 60 s and gives the next limit
   15 * 2^(i-2), i = 2..n), added to the current limit (the reading that fits its Fig. 5);
 - `tsafrir`: EASY++'s ladder as predictsim implements it: after the k-th firing the limit is the
   *original* prediction + the k-th step of 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 5 h, 10 h, 20 h,
-  50 h, 100 h (past the ladder: the walltime);
+  50 h, 100 h (past the ladder: the walltime); the same limits as predictsim's, each reached 60 s
+  earlier (predictsim corrects at the limit itself);
 - `walltime`: straight to the job's walltime;
 - `none`: never fires (the limit stays; an overdue job falls back to its walltime end).
 

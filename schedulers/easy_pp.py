@@ -90,6 +90,7 @@ class EasyPlusPlus(PredictedEasy):
 
         if self.model:
             self._predictor = load(self.model)[0]
+            self.online = self._predictor.model == "user-last2"  # a saved EASY++ history goes on learning
         elif self.predictor in ("user-last2", "walltime"):
             self._predictor = empty_baseline(self.predictor, self.seed)
         else:  # adaboost before its first fit, and default:SECONDS (predicted here, see below)

@@ -8,7 +8,10 @@ study) share.
 - Online learners see a job's run time when it ends (`job_finished`), and only then.
 - A running job due for revision gets a corrected limit (`correction`, predictors/corrections.py):
   with `none` it is replanned to its walltime end once found past its prediction; with the others
-  the correction fires at limit - 60 s (a CALL_ME_LATER asks for that instant).
+  the correction fires at limit - 60 s (a CALL_ME_LATER asks for that instant), and a limit that can
+  grow no more (the 7-day cap below the walltime) gives way to the walltime end. Waiting jobs are
+  ordered (SPT, SJBF) and tried for backfilling by their prediction; the limit settled at the start
+  (a prediction under 60 s fires at once) is what the plan holds for a running job.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from schedlab.model import Decision, Job, JobState, Platform
-from schedlab.predictors.corrections import CORRECTIONS, LEAD_S, Limit, settle
+from schedlab.predictors.corrections import CORRECTIONS, LEAD_S, TOLERANCE_S, Limit, settle
 from schedlab.schedulers.easy import EasyBackfilling
 from schedlab.schedulers.queue import Running
 
@@ -78,6 +81,7 @@ class PredictedEasy(EasyBackfilling):
         self._memo.clear()
 
     def job_finished(self, running: Running, state: JobState, now: float) -> None:
+        super().job_finished(running, state, now)
         self._limits.pop(running.job.id, None)
         if self.online:
             from schedlab.predictors.features import user_and_limit
@@ -89,9 +93,9 @@ class PredictedEasy(EasyBackfilling):
         self._arrivals.append((job, now))  # predicted together in decide
 
     def estimate_s(self, job: Job) -> float:
-        """The prediction, or with a correction its limit (already corrected when within 60 s)."""
-        limit = self._limits.get(job.id)
-        return self._predicted_s[job.id] if limit is None else limit.current_s
+        """The prediction (a waiting job is ordered and tried for backfilling by it; the limit a
+        correction settles at its start is the running job's planned duration)."""
+        return self._predicted_s[job.id]
 
     def decide(self, now: float) -> list[Decision]:
         if self._arrivals:
@@ -100,20 +104,28 @@ class PredictedEasy(EasyBackfilling):
             for (job, submitted), predicted in zip(arrivals, predictions, strict=True):
                 limit = math.inf if job.walltime_s is None else job.walltime_s
                 value = float(predicted) + 60.0 * self.margin_min if math.isfinite(predicted) else limit
-                predicted_s = self._predicted_s[job.id] = min(max(value, 1.0), limit)
-                if self.correction != "none":  # a limit within 60 s of the start fires at once
-                    self._limits[job.id] = settle(self.correction, Limit(predicted_s, predicted_s), 0.0,
-                                                  job.walltime_s)
+                self._predicted_s[job.id] = min(max(value, 1.0), limit)
                 super().on_job_submitted(job, submitted)
         return super().decide(now)
 
     # ------------------------------------------------------------------ corrections
+    def _start(self, job: Job, now: float, decisions: list[Decision], estimate_s: float | None = None,
+               alloc: Any = None) -> None:
+        if self.correction != "none":  # a limit within 60 s of the start fires at once
+            predicted = self.estimate_s(job) if estimate_s is None else estimate_s
+            limit = self._limits[job.id] = settle(self.correction, Limit(predicted, predicted), 0.0, job.walltime_s)
+            estimate_s = limit.current_s
+        super()._start(job, now, decisions, estimate_s, alloc)
+
     def overrun_end_s(self, running: Running, now: float) -> float:
-        if self.correction == "none":
+        limit = self._limits.get(running.job.id)
+        if limit is None:  # correction=none
             return super().overrun_end_s(running, now)
-        limit = self._limits[running.job.id]
         settle(self.correction, limit, now - running.start_s, running.job.walltime_s)
-        return running.start_s + limit.current_s
+        end = running.start_s + limit.current_s
+        if end - LEAD_S <= now + TOLERANCE_S:  # at a cap (7 days) below the walltime: no later limit
+            return super().overrun_end_s(running, now)  # its walltime end, the latest it can end
+        return end
 
     def corrections_of(self, job_id: str) -> int:
         """How many times a running job's limit was corrected."""

@@ -44,6 +44,9 @@ class QueueScheduler(Scheduler):
     #: How long before its planned end a running job's estimate is revised (`overrun_end_s` is asked
     #: then, and a CALL_ME_LATER is requested for then): 0 = at its end; corrections use 60 s.
     revision_lead_s: float = 0.0
+    #: Instants are compared within this (Batsim's time resolution is a microsecond): a call
+    #: computed as end - lead may come back a few ulps off.
+    TIME_TOLERANCE_S = 1e-6
 
     def __init__(self, *, queue_order: str = "fcfs") -> None:
         super().__init__()
@@ -123,8 +126,8 @@ class QueueScheduler(Scheduler):
         """Jobs still running at or past their planned end (they have not completed: completions
         come before decisions) get a later one from `overrun_end_s`: planning them to end now would
         count resources as free that are not."""
-        lead = self.revision_lead_s
-        overdue = list(itertools.takewhile(lambda key: key[0] - lead <= now, self._ends))
+        due = now + self.revision_lead_s + self.TIME_TOLERANCE_S
+        overdue = list(itertools.takewhile(lambda key: key[0] <= due, self._ends))
         by_key = {running.end_key: running for running in self._running.values()}
         for key in overdue:
             running = by_key[key]
@@ -160,12 +163,13 @@ class QueueScheduler(Scheduler):
         self.job_finished(running, state, now)
 
     def on_requested_call(self, now: float) -> None:
-        self._calls.discard(now)
+        # every call due by now (Batsim may deliver one a little late): none is asked twice or kept
+        self._calls = {at for at in self._calls if at > now + self.TIME_TOLERANCE_S}
         self._released = True
 
     # ------------------------------------------------------------------ decisions
     def decide(self, now: float) -> list[Decision]:
-        if self._ends and self._ends[0][0] - self.revision_lead_s <= now:
+        if self._ends and self._ends[0][0] <= now + self.revision_lead_s + self.TIME_TOLERANCE_S:
             self._revise_overdue(now)
         decisions, self._pending = self._pending, []
         if self._policy.dynamic and self._queue:

@@ -209,3 +209,58 @@ def test_pybatsim_entry_file_for_easy_pp_under_real_batsim(tmp_path):
     ours = {r["job_id"]: float(r["starting_time"]) for r in served}
     theirs = {r["job_id"]: float(r["starting_time"]) for r in rows}
     assert ours.keys() == theirs.keys() and all(abs(ours[k] - theirs[k]) < 0.1 for k in ours)
+
+
+def test_a_limit_at_the_seven_day_cap_gives_way_to_the_walltime_end():
+    """A 1-CPU job with a 14-day walltime runs 8 days on 2 CPUs; its corrected limit stops at the
+    7-day cap. From then on the plan holds its walltime end (never an end in the past), so a short
+    job submitted on day 7.05 is backfilled at once in front of a 2-CPU head, as with no correction."""
+    day = 86400.0
+    specs = [("long", 0, 1, 8 * day, 14 * day, {"user": "u"}), ("head", 100, 2, 60, 3600, {"user": "u"}),
+             ("short", 7.05 * day, 1, 60, 3600, {"user": "v"})]
+    for correction in ("simple", "none"):
+        engine = run(2, specs, {"predictor": "default:600", "correction": correction})
+        assert engine.records["w0!short"].start_s == 7.05 * day, correction
+    engine = Engine(Platform.homogeneous(2), make_workload(specs),
+                    create_scheduler("easy-pp", {"predictor": "default:600", "correction": "simple"}))
+    decide = engine.scheduler.decide
+
+    def checked(now):
+        decisions = decide(now)
+        assert all(end >= now for end, _, _ in engine.scheduler._ends), now
+        return decisions
+
+    engine.scheduler.decide = checked
+    engine.run()
+
+
+def test_waiting_jobs_are_ordered_by_prediction_not_by_their_settled_limit():
+    """Corrections settle a 30-s prediction to 3,630 s (simple) only when the job starts: in DIWS's
+    queue (shortest predicted first) it stays ahead of a 600-s one; started, it plans 3,630 s."""
+    from tests.test_diws import oracle
+
+    specs = [("block", 0, 1, 100, 1000), ("six", 1, 1, 600, 1000), ("thirty", 2, 1, 30, 1000)]
+    for overrun in ("walltime", "simple", "power", "tsafrir"):
+        scheduler = oracle(specs, overrun=overrun)
+        scheduler.on_simulation_begins(Platform.homogeneous(1), 0.0)
+        for job in make_workload(specs).jobs:
+            scheduler.on_job_submitted(job, job.submit_time_s)
+            scheduler.decide(job.submit_time_s)  # block starts at 0, the others wait
+        assert [job.id for job in scheduler.queue] == ["w0!thirty", "w0!six"], overrun
+    scheduler.on_job_completed("w0!block", JobState.COMPLETED_SUCCESSFULLY, 100.0)
+    scheduler.decide(100.0)  # tsafrir: 30 + 1 min leaves 90 - 60 > 0: one firing
+    assert scheduler.expected_end_s("w0!thirty") == 100.0 + 90.0
+
+
+def test_a_call_delivered_a_hair_early_still_corrects():
+    from schedlab.model import CallMeLater
+    from tests.test_diws import oracle
+
+    scheduler = oracle([("a", 0, 1, 600, 10000)], overrun="simple")
+    scheduler.on_simulation_begins(Platform.homogeneous(1), 0.0)
+    scheduler.on_job_submitted(make_workload([("a", 0, 1, 5000, 10000)]).jobs[0], 0.0)
+    scheduler.decide(0.0)
+    early = 540.0 - 1e-9
+    scheduler.on_requested_call(early)
+    assert scheduler.decide(early) == [CallMeLater(4140.0)] and scheduler.expected_end_s("w0!a") == 4200.0
+    assert scheduler._calls == {4140.0}  # the call that came is forgotten, the next one is asked once

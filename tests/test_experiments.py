@@ -462,7 +462,7 @@ def test_a_warm_up_share_is_left_out_of_the_metrics(tmp_path):
     assert set(rows["run_id"]).isdisjoint(plain_rows["run_id"])  # another metric: other runs
     row = rows.iloc[0]
     run_dir = tmp_path / "w" / "runs" / row["run_id"]
-    outcomes = sorted(read_jobs_csv(run_dir / "jobs.csv"), key=lambda o: o.submit_s)
+    outcomes = sorted(read_jobs_csv(run_dir / "jobs.csv"), key=lambda o: (o.submit_s, int(o.job_id)))
     skipped = int(np.ceil(0.1 * len(outcomes)))
     expected = compute_metrics(outcomes[skipped:], int(row["nb_resources"]))
     assert row["nb_jobs"] == len(outcomes) - skipped
@@ -470,3 +470,26 @@ def test_a_warm_up_share_is_left_out_of_the_metrics(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["warmup"] == {"share": 0.1, "nb_jobs_left_out": skipped}
     assert summary["metrics"]["nb_jobs"] == len(outcomes)  # the whole run stays recorded
+
+
+def test_the_warm_up_leaves_out_the_same_jobs_whatever_order_they_ended_in(tmp_path):
+    """jobs.csv lists jobs as they ended: with tied submissions at the cut, the jobs left out must
+    not depend on the scheduler (ties go by job id)."""
+    from schedlab.experiments.runner import after_warmup
+
+    head = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
+            "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
+            "allocated_resources,consumed_energy,metadata\n")
+
+    def line(job, wait):
+        return (f"{job},w0,{job},0.000000,1,100.000000,1,COMPLETED_SUCCESSFULLY,{wait}.000000,10.000000,"
+                f"{wait + 10}.000000,{wait}.000000,{wait + 10}.000000,1.0,0,-1.000000,\"\"\n")
+
+    summaries = []
+    for name, order in (("a", [(1, 0), (2, 50), (10, 20)]), ("b", [(10, 20), (2, 50), (1, 0)])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "jobs.csv").write_text(head + "".join(line(j, w) for j, w in order))
+        summaries.append(after_warmup(tmp_path / name, {"metrics": {"nb_resources": 4}}, 0.3))
+    # one job of three is left out: job 1 (the lowest id), in both files
+    assert summaries[0] == summaries[1]
+    assert summaries[0]["metrics_after_warmup"]["mean_waiting_time_s"] == 35.0

@@ -302,3 +302,20 @@ largest = "simple"
     paper.write_text(paper.read_text().replace('largest = "simple"', 'largest = "fastest"'))
     with pytest.raises(InputError, match="'fastest' is not a scheduler label"):
         load_paper_rows(paper, {"S": ["m"]}, list(waits))
+
+
+def test_paper_rows_without_runs_say_missing(tmp_path):
+    from schedlab.experiments.paper_rows import load_paper_rows
+
+    frame = frame_of({("big", 0): (100.0, None), ("big", 1): (100.0, None)})  # diws never ran
+    paper = tmp_path / "p.toml"
+    paper.write_text('[[scheduling]]\nrow = "w"\nsetup = "A"\nmetric = "mean_waiting_time_s"\nchange_pct = -5\n'
+                     '[[scheduling]]\nrow = "low"\nsetup = "A"\nmetric = "mean_waiting_time_s"\n'
+                     'among = ["easy", "diws"]\nlowest = "diws"\n'
+                     '[[scheduling]]\nrow = "elsewhere"\nworkload = "other"\nsetup = "A"\n'
+                     'metric = "mean_waiting_time_s"\nchange_pct = -5\n')
+    spec = {**SPEC, "rows": load_paper_rows(paper, {"A": ["big"]}, ["easy", "diws"])}
+    table = paper_table(frame, spec).set_index("row")
+    assert table.loc["A: w", "ours, median"] == "missing" and "no complete pair" in table.loc["A: w", "note"]
+    assert table.loc["A: low", "ours, median"] == "missing" and "diws" in table.loc["A: low", "note"]
+    assert "A: elsewhere" not in table.index  # another campaign's workload

@@ -186,7 +186,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
     if options.max_user_share is not None and "user" in trace.extras and alive.any():
         users = np.array([str(int(u)) if isinstance(u, float | np.floating) and float(u).is_integer() else str(u)
                           for u in np.asarray(trace.extras["user"]).tolist()])
-        names, counts = np.unique(users[alive], return_counts=True)
+        known = alive & ~np.isin(users, ["-1", "None", "nan"])  # unknown users are nobody's flurry
+        names, counts = np.unique(users[known], return_counts=True)
         total = int(alive.sum())  # shares among the jobs kept so far
         for name, count in zip(names.tolist(), counts.tolist(), strict=True):
             if count > options.max_user_share * total:
