@@ -155,6 +155,7 @@ def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
         "complete": bool(summary.get("complete")), "error": summary.get("error"),
         **metrics, "jobs_per_state": json.dumps(states, sort_keys=True),
         "scheduling_time_s": timing.get("scheduling_time_s"), "simulation_time_s": timing.get("simulation_time_s"),
+        "training_time_s": timing.get("training_time_s"),
         "wall_time_s": timing.get("wall_time_s"),
         "workload_path": run["workload_path"], "workload_sha256": run["workload_sha256"],
         "platform_path": run["platform_path"], "platform_sha256": run["platform_sha256"],

@@ -131,6 +131,7 @@ def build_summary(engine: Engine, *, run_info: Mapping[str, Any], simulation_tim
         "simulated_time_s": engine.now,
         "metrics": compute_metrics(outcomes(finished), engine.platform.nb_resources),
         "timing": {"scheduling_time_s": engine.scheduling_time_s, "simulation_time_s": simulation_time_s,
+                   "training_time_s": getattr(engine.scheduler, "training_time_s", 0.0),  # within scheduling
                    "nb_steps": engine.nb_steps, "nb_decisions": engine.nb_decisions},
     })
 

@@ -26,6 +26,9 @@ class Scheduler:
     def __init__(self) -> None:
         self.platform: Platform | None = None
         self.nb_resources = 0
+        #: Seconds spent fitting models inside decisions (online refits): part of the scheduling
+        #: time the host measures, reported apart so both can be read.
+        self.training_time_s = 0.0
 
     def prepare(self) -> None:
         """Heavy set-up before the simulation (loading or training a model): hosts call it before

@@ -121,12 +121,16 @@ class EasyPlusPlus(PredictedEasy):
         """AdaBoost on the jobs completed so far (features known at their submission)."""
         if len(self._learned_from) < 2:
             return
+        import time
+
         from schedlab.predictors.features import SOURCES, job_table
         from schedlab.predictors.runtime import RuntimePredictor
 
+        began = time.perf_counter()
         jobs = [job for job, _ in self._learned_from]
         runtimes = [runtime for _, runtime in self._learned_from]
         self._predictor = RuntimePredictor(features="coare", model="adaboost", seed=self.seed).fit(
             job_table(jobs, SOURCES), runtimes)
         self.refits += 1
         self.forget_predictions()
+        self.training_time_s += time.perf_counter() - began

@@ -89,6 +89,7 @@ def test_byte_for_byte_equal_to_easy_through_the_cli(tmp_path):
                  "-o", str(tmp_path / "b")]) == 0
     # jobs.csv byte for byte (schedule.csv differs only in the measured scheduling and simulation times)
     assert (tmp_path / "a" / "jobs.csv").read_bytes() == (tmp_path / "b" / "jobs.csv").read_bytes()
+    assert json.loads((tmp_path / "b" / "summary.json").read_text())["timing"]["training_time_s"] == 0.0
 
 
 def test_default_600_predicts_ten_minutes_and_corrects_upwards():
@@ -123,7 +124,7 @@ def test_adaboost_refits_on_completed_jobs_only():
               ("late-long", 12000, 1, 600, 5000, {"user": "long", "requested_time_s": 5000})]
     engine = run(64, specs, {"predictor": "adaboost", "correction": "simple", "refit_s": "10000"})
     scheduler = engine.scheduler
-    assert scheduler.refits == 1
+    assert scheduler.refits == 1 and 0 < scheduler.training_time_s < engine.scheduling_time_s
     assert scheduler.predictions_s["w0!e3"] == 5000.0  # before the first fit: the walltime
     assert abs(scheduler.predictions_s["w0!late-short"] - 60) < 10
     assert abs(scheduler.predictions_s["w0!late-long"] - 600) < 60
