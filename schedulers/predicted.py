@@ -29,10 +29,10 @@ from schedlab.schedulers.queue import Running
 
 class PredictedEasy(EasyBackfilling):
     """EASY (count-based) whose plan uses predictions; subclasses set `_predictor` in `prepare()`
-    (anything with `predict(job_table)`, and `partial_fit` when `online`) or override
+    (a RuntimePredictor: `predict_jobs`, and `learn_request` when `online`) or override
     `predict_runtimes_s`."""
 
-    #: whether the predictor learns from each job that ends (`partial_fit` of one row)
+    #: whether the predictor learns from each job that ends (`learn_request`: user-last2)
     online = False
 
     def __init__(self, *, queue_order: str = "fcfs", backfill_order: str = "queue", margin_min: float = 0.0,
