@@ -234,12 +234,19 @@ def plot_gantt(run_dir: Path, path: Path, nb_resources: int) -> Path | None:
         return None
     plt = _pyplot()
     fig, (gantt, usage) = plt.subplots(2, 1, figsize=(10, 6.2), sharex=True, height_ratios=(3, 1.2))
+    from matplotlib.collections import PolyCollection
+
     colours = plt.get_cmap("tab20")
+    boxes, faces = [], []  # one collection: a bar artist per job took minutes on 20,000-job runs
     for number, job in enumerate(jobs.itertuples(index=False)):
+        start, end = job.starting_time, job.starting_time + job.execution_time
         for interval in ProcSet.from_str(job.allocated_resources).intervals():
-            gantt.broken_barh([(job.starting_time, job.execution_time)],
-                              (interval.inf, interval.sup - interval.inf + 1),
-                              facecolors=colours(number % 20), edgecolors="black", linewidth=0.2)
+            low, high = interval.inf, interval.sup + 1
+            boxes.append([(start, low), (end, low), (end, high), (start, high)])
+            faces.append(colours(number % 20))
+    gantt.add_collection(PolyCollection(boxes, facecolors=faces, edgecolors="black",
+                                        linewidths=0.2 if len(jobs) <= 2000 else 0.0))
+    gantt.set_xlim(float(jobs["starting_time"].min()), float((jobs["starting_time"] + jobs["execution_time"]).max()))
     gantt.set_ylim(0, nb_resources)
     gantt.set_ylabel("resource id")
     gantt.set_title(f"Gantt chart of run {run_dir.name} ({len(jobs)} jobs)")
