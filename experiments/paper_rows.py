@@ -217,9 +217,10 @@ def _group_lines(frame: pd.DataFrame, row: dict[str, Any], kind: str, platforms:
     lines = []
     runs = frame[frame["platform"].isin(platforms)]
     workloads = [row["workload"]] if "workload" in row else sorted(runs["workload"].unique())
+    present = set(zip(frame["workload"], frame["platform"], strict=True))
     for workload in workloads:
         for platform in platforms:
-            if (workload, platform) not in set(zip(frame["workload"], frame["platform"], strict=True)):
+            if (workload, platform) not in present:
                 continue
             values = {label: _median_of(frame, row, label, platform, workload) for label in row["among"]}
             known = {label: value for label, value in values.items() if value == value}

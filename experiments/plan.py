@@ -99,6 +99,15 @@ def _selection_start(convert: dict[str, Any], trace) -> float | None:
     return start
 
 
+def read_trace(kind: str, path: str):
+    """A trace file as the converter's columns: `swf`, or `table` (Slurm/PM100 tables)."""
+    if kind == "swf":
+        from schedlab.workloads.swf import read_swf, to_trace_jobs
+        return to_trace_jobs(read_swf(path))
+    from schedlab.workloads.slurm import to_trace_jobs
+    return to_trace_jobs(path)
+
+
 def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path) -> list[Input]:
     from schedlab.workloads.convert import ConversionOptions, convert_columns
 
@@ -137,12 +146,7 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
     def read():
         nonlocal trace
         if trace is None:
-            if spec.kind == "swf":
-                from schedlab.workloads.swf import read_swf, to_trace_jobs
-                trace = to_trace_jobs(read_swf(spec.source))
-            else:
-                from schedlab.workloads.slurm import to_trace_jobs
-                trace = to_trace_jobs(spec.source)
+            trace = read_trace(spec.kind, spec.source)
         return trace
 
     def options_for(convert: dict[str, Any]) -> ConversionOptions:

@@ -150,12 +150,9 @@ def _workload_file(study: dict[str, Any], directory: Path) -> Path:
     path = directory / f"{canonical_hash(recipe)[:20]}.json"
     if not path.is_file():
         directory.mkdir(parents=True, exist_ok=True)
-        if study["source_kind"] == "swf":
-            from schedlab.workloads.swf import read_swf, to_trace_jobs
-            trace = to_trace_jobs(read_swf(study["source"]))
-        else:
-            from schedlab.workloads.slurm import to_trace_jobs
-            trace = to_trace_jobs(study["source"])
+        from schedlab.experiments.plan import read_trace
+
+        trace = read_trace(study["source_kind"], study["source"])
         convert_columns(trace, ConversionOptions(**study["convert"]))[0].write(str(path))
     return path
 

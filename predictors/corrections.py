@@ -23,12 +23,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from schedlab.model import TIME_TOLERANCE_S
+
 CORRECTIONS = ("none", "simple", "power", "tsafrir", "walltime")
 LEAD_S = 60.0  # a correction fires this long before the current limit
-#: Elapsed times are differences of absolute times (now - start), so "elapsed reaches limit - 60 s"
-#: is compared within a microsecond (Batsim's time resolution): (end - 60) - start and
-#: (end - start) - 60 may differ in the last bit.
-TOLERANCE_S = 1e-6
+#: "elapsed reaches limit - 60 s" is compared within the time tolerance: elapsed times are
+#: differences of absolute times (now - start).
+TOLERANCE_S = TIME_TOLERANCE_S
 HARD_LIMIT_S = 7 * 86400.0  # the COARE study's cap
 TSAFRIR_LADDER_S = tuple(60.0 * m for m in (1, 5, 15, 30, 60, 120, 300, 600, 1200, 3000, 6000))
 

@@ -98,9 +98,8 @@ def request_key(job: Job) -> tuple[Any, ...]:
 def user_and_limit(job: Job) -> tuple[str | None, float]:
     """A job's user (as job_table writes it) and time limit (NaN when unknown): all the baselines
     read, without building a table (schedulers call this once per submission)."""
-    user = _value(job, SOURCES["user"][0], "user")
-    limit = _value(job, SOURCES["time_limit"][0], "time_limit")
-    return (None if user is None else str(user)), (math.nan if limit is None else float(limit))
+    user, limit = job_values(job, ("user", "time_limit"))
+    return user, (math.nan if limit is None else limit)
 
 
 def job_values(job: Job, columns: Iterable[str]) -> list[Any]:

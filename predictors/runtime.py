@@ -132,7 +132,7 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
         if not hasattr(self, "last_runtimes_"):
             self.columns_, self.dropped_, self.pipeline_, self.last_runtimes_ = list(X.columns), [], None, {}
         for user, runtime in zip(X["user"].tolist(), np.asarray(y, dtype=float).tolist(), strict=True):
-            self.last_runtimes_[str(user)] = [*self.last_runtimes_.get(str(user), [])[-1:], runtime]
+            self.learn_request(user, runtime)
         return self
 
     def predict_jobs(self, jobs: list[Any]) -> np.ndarray:
@@ -177,15 +177,11 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
         return min(mean, limit_s) if limit_s == limit_s else mean
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:  # noqa: N803
-        limit = X["time_limit"].to_numpy(dtype=float) if "time_limit" in X else np.full(len(X), np.nan)
-        if self.model == "walltime":
-            predicted = limit
-        elif self.model == "user-last2":
-            predicted = np.array([self._last2(str(user), limit_s)
-                                  for user, limit_s in zip(X["user"].tolist(), limit, strict=True)])
-        else:
-            predicted = self.pipeline_.predict(X[self.columns_])
-        return np.asarray(predicted, dtype=float) + 60.0 * self.margin_min
+        if self.model in ("walltime", "user-last2"):
+            limit = X["time_limit"].to_numpy(dtype=float) if "time_limit" in X else np.full(len(X), np.nan)
+            users = X["user"].tolist() if "user" in X else [None] * len(X)
+            return self.predict_requests(list(zip(users, limit.tolist(), strict=True)))
+        return np.asarray(self.pipeline_.predict(X[self.columns_]), dtype=float) + 60.0 * self.margin_min
 
 
 _COMPILED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # rebuilt, never persisted

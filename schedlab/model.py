@@ -42,6 +42,10 @@ _FINAL_STATES = frozenset({
 })
 
 
+#: Instants are compared within this: Batsim's time resolution is a microsecond, and a time computed
+#: as (end - 60) - start may differ from (end - start) - 60 in the last bit.
+TIME_TOLERANCE_S = 1e-6
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """A Batsim profile. Only `delay` profiles carry a duration the embedded engine can replay."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from procset import ProcSet
 
-from schedlab.model import CallMeLater, Decision, Execute, Job, JobState, Platform, Reject
+from schedlab.model import TIME_TOLERANCE_S, CallMeLater, Decision, Execute, Job, JobState, Platform, Reject
 from schedlab.resources import ResourceMask
 from schedlab.schedulers.base import Scheduler
 from schedlab.schedulers.policies import get_policy
@@ -44,9 +44,7 @@ class QueueScheduler(Scheduler):
     #: How long before its planned end a running job's estimate is revised (`overrun_end_s` is asked
     #: then, and a CALL_ME_LATER is requested for then): 0 = at its end; corrections use 60 s.
     revision_lead_s: float = 0.0
-    #: Instants are compared within this (Batsim's time resolution is a microsecond): a call
-    #: computed as end - lead may come back a few ulps off.
-    TIME_TOLERANCE_S = 1e-6
+    TIME_TOLERANCE_S = TIME_TOLERANCE_S  # a call computed as end - lead may come back a few ulps off
 
     def __init__(self, *, queue_order: str = "fcfs") -> None:
         super().__init__()

@@ -191,14 +191,10 @@ def test_easy_pp_under_real_batsim_with_corrections(tmp_path):
 @pytest.mark.batsim
 def test_pybatsim_entry_file_for_easy_pp_under_real_batsim(tmp_path):
     import sys
-    from pathlib import Path
 
-    from tests.test_real_batsim import run_real_batsim
+    from tests.test_real_batsim import pybatsim_entry, run_real_batsim
 
-    pybatsim = Path(sys.executable).parent / "pybatsim"
-    if not pybatsim.exists():
-        pytest.skip("pybatsim is not installed in this environment (bash scripts/install-pybatsim.sh)")
-    entry = Path(__file__).resolve().parent.parent / "schedlab" / "pybatsim_entry" / "schedlabEasyPP.py"
+    pybatsim, entry = pybatsim_entry("schedlabEasyPP.py")
     users_workload(tmp_path)
     options = {"predictor": "user-last2", "correction": "tsafrir", "backfill": "sjbf"}
     rows = run_real_batsim(tmp_path, tmp_path / "p.xml", tmp_path / "w.json",

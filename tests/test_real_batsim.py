@@ -207,12 +207,17 @@ def test_our_replies_equal_batsched_on_a_recorded_real_run(tmp_path, batsched_al
     assert replay_and_compare(lines, create_scheduler(name, options)) > 400
 
 
-def test_pybatsim_entry_file_under_real_batsim(tmp_path):
-    """pybatsim installed the documented way (scripts/install-pybatsim.sh) in schedlab's environment."""
+def pybatsim_entry(name: str) -> tuple[Path, Path]:
+    """pybatsim (installed the documented way) and one of our entry files; skip without pybatsim."""
     pybatsim = Path(sys.executable).parent / "pybatsim"
     if not pybatsim.exists():
         pytest.skip("pybatsim is not installed in this environment (bash scripts/install-pybatsim.sh)")
-    entry = Path(__file__).resolve().parent.parent / "schedlab" / "pybatsim_entry" / "schedlabEasy.py"
+    return pybatsim, Path(__file__).resolve().parent.parent / "schedlab" / "pybatsim_entry" / name
+
+
+def test_pybatsim_entry_file_under_real_batsim(tmp_path):
+    """pybatsim installed the documented way (scripts/install-pybatsim.sh) in schedlab's environment."""
+    pybatsim, entry = pybatsim_entry("schedlabEasy.py")
     inputs(tmp_path)
     rows = run_real_batsim(tmp_path, tmp_path / "p.xml", tmp_path / "w.json",
                            [str(pybatsim), str(entry), "-t", "0", "-s", "{socket}"])
