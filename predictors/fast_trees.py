@@ -55,20 +55,26 @@ class CompiledPipeline:
             out.append(float(np.float32(number)))  # scikit-learn's trees compare float32 inputs
         return out
 
-    def predict_rows(self, rows: list[list[Any]]) -> np.ndarray:
-        results = []
-        for values in rows:
-            row = self._row(values)
-            predictions = [tree.predict(row) for tree in self.trees]
-            if self.weights is None:
-                results.append(predictions[0])
-                continue
-            # AdaBoost.R2: the weighted median of the learners' predictions, as scikit-learn takes it
-            order = np.argsort(predictions)
-            cdf = np.cumsum(np.asarray(self.weights)[order])
-            index = int(np.argmax(cdf >= 0.5 * cdf[-1]))
-            results.append(predictions[order[index]])
-        return np.asarray(results, dtype=float)
+    def predict_rows(self, rows: list[list[Any]] | list[tuple[Any, ...]]) -> np.ndarray:
+        if not rows:
+            return np.zeros(0)
+        trees = self.trees
+        table = [[tree.predict(row) for tree in trees] for row in map(self._row, rows)]
+        if self.weights is None:
+            return np.asarray([predictions[0] for predictions in table], dtype=float)
+        # AdaBoost.R2: the weighted median of the learners' predictions, as scikit-learn takes it
+        # (argsort, cumulative weights in that order, the first at or past half): in plain Python,
+        # the same additions in the same order, a row at a time (schedulers predict few rows)
+        weights, out = self.weights, []
+        for predictions in table:
+            order = np.argsort(predictions).tolist()
+            cdf, total = [], 0.0
+            for index in order:
+                total += weights[index]
+                cdf.append(total)
+            half = 0.5 * total
+            out.append(predictions[order[next(k for k, c in enumerate(cdf) if c >= half)]])
+        return np.asarray(out, dtype=float)
 
 
 def compile_pipeline(pipeline: Any, columns: list[str]) -> CompiledPipeline | None:

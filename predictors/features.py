@@ -72,29 +72,6 @@ def _known(value: Any, categorical: bool) -> bool:
     return value >= 0 if categorical else value > 0
 
 
-def _value(job: Job, names: tuple[str, ...], column: str) -> Any:
-    categorical = column in CATEGORICAL
-    for name in names:
-        if name == "res":
-            return job.res
-        if name == "walltime":
-            return job.walltime_s
-        if name in job.extra:
-            value = job.extra[name]
-            if _known(value, categorical):
-                return value
-            if column == "time_limit":
-                # the trace says its limit is unknown: never the walltime instead, which a converter
-                # may have derived from the run time (--missing-walltime runtime|factor)
-                return None
-    return None
-
-
-def request_key(job: Job) -> tuple[Any, ...]:
-    """Everything a feature can read from a job: two jobs with equal keys get equal features."""
-    return tuple(_value(job, names, column) for column, (names, _) in SOURCES.items())
-
-
 def user_and_limit(job: Job) -> tuple[str | None, float]:
     """A job's user (as job_table writes it) and time limit (NaN when unknown): all the baselines
     read, without building a table (schedulers call this once per submission)."""
@@ -104,27 +81,50 @@ def user_and_limit(job: Job) -> tuple[str | None, float]:
 
 def job_values(job: Job, columns: Iterable[str]) -> list[Any]:
     """One job's row as job_table makes it (categorical values as strings, numbers scaled, None
-    when unknown), without pandas."""
+    when unknown), without pandas. A column takes the first of its sources the job knows; a time
+    limit the trace says is unknown stays unknown, never the walltime instead, which a converter
+    may have derived from the run time (--missing-walltime runtime|factor)."""
+    extra = job.extra
     row = []
     for column in columns:
         names, scale = SOURCES[column]
-        value = _value(job, names, column)
-        row.append(None if value is None else (str(value) if column in CATEGORICAL else float(value) * scale))
+        categorical = column in CATEGORICAL
+        value = None
+        for name in names:
+            if name == "res":
+                value = job.res
+                break
+            if name == "walltime":
+                value = job.walltime_s
+                break
+            if name in extra:
+                candidate = extra[name]
+                if _known(candidate, categorical):
+                    value = candidate
+                    break
+                if column == "time_limit":
+                    break
+        row.append(None if value is None else (str(value) if categorical else float(value) * scale))
     return row
 
 
 def job_table(jobs: Iterable[Job], columns: Iterable[str]) -> pd.DataFrame:
     """One row per job, the requested columns as floats (categorical ones as strings), NaN when the
     job does not say."""
-    jobs = list(jobs)
+    columns = list(columns)
+    return rows_table([job_values(job, columns) for job in jobs], columns)
+
+
+def rows_table(rows: list[list[Any]] | list[tuple[Any, ...]], columns: list[str]) -> pd.DataFrame:
+    """The job table of rows made by `job_values(job, columns)` (kept by who predicts or learns
+    job by job, so a job's row is read once)."""
     data: dict[str, Any] = {}
-    for column in columns:
-        names, scale = SOURCES[column]
-        values = [_value(job, names, column) for job in jobs]
+    for index, column in enumerate(columns):
+        values = [row[index] for row in rows]
         if column in CATEGORICAL:
-            data[column] = pd.Series([None if v is None else str(v) for v in values], dtype=object)
+            data[column] = pd.Series(values, dtype=object)
         else:
-            data[column] = pd.Series([np.nan if v is None else float(v) * scale for v in values], dtype=float)
+            data[column] = pd.Series([np.nan if v is None else v for v in values], dtype=float)
     return pd.DataFrame(data)
 
 

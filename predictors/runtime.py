@@ -139,15 +139,27 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
         """Predictions for Job objects, what schedulers call at each submission: the same numbers as
         `predict(job_table(jobs))`, without pandas for the baselines and, a few jobs at a time, for
         single trees and AdaBoost (fast_trees.py)."""
-        from schedlab.predictors.features import SOURCES, job_table, job_values, user_and_limit
+        from schedlab.predictors.features import job_values, user_and_limit
 
         if self.model in ("walltime", "user-last2"):
             return self.predict_requests([user_and_limit(job) for job in jobs])
-        compiled = _compiled(self) if len(jobs) <= 64 else None  # big batches: vectorised scikit-learn
+        return self.predict_rows([job_values(job, self.columns_) for job in jobs])
+
+    def predict_rows(self, rows: list[list[Any]] | list[tuple[Any, ...]]) -> np.ndarray:
+        """Fitted models: predictions for rows of `job_values(job, self.columns_)` (all a
+        prediction depends on: a scheduler memoises by them)."""
+        from schedlab.predictors.features import rows_table
+
+        compiled = _compiled(self) if len(rows) <= 64 else None  # big batches: vectorised scikit-learn
         if compiled is not None:
-            rows = [job_values(job, self.columns_) for job in jobs]
             return compiled.predict_rows(rows) + 60.0 * self.margin_min
-        return self.predict(job_table(jobs, SOURCES))
+        return self.predict(rows_table(rows, self.columns_))
+
+    def compile(self) -> RuntimePredictor:
+        """Prepare the fast per-job path of `predict_rows` now (it is made at the first call
+        otherwise); returns self."""
+        _compiled(self)
+        return self
 
     def predict_requests(self, requests: list[tuple[str | None, float]]) -> np.ndarray:
         """Baselines only: predictions from (user, time limit) pairs (features.user_and_limit), the

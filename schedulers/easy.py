@@ -78,6 +78,14 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         self._refuse_in_machines_mode()
         super().revise_expected_end(job_id, end_s, now)
 
+    def end_change_matters(self, old_end_s: float, new_end_s: float) -> bool:
+        """A planned end that was, and stays, after the head's shadow time counts neither towards
+        the shadow time nor towards `extra`: the reservation holds, and candidates that failed
+        before still fail (time only moves their ends later). Corrections of long jobs are mostly
+        such: no full pass for them."""
+        cached = self._reservation
+        return cached is None or min(old_end_s, new_end_s) <= cached[1]
+
     def _refuse_in_machines_mode(self) -> None:
         if self.reservation == "machines":
             raise RuntimeError("reservation=machines plans with walltimes (batsched's rule): estimates are fixed")
@@ -119,7 +127,7 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
             res = entry[5]
             if res > free:
                 continue
-            if now + entry[4] > shadow_s:  # ends after the shadow time: only on extra resources
+            if now + entry[6] > shadow_s:  # ends after the shadow time (as planned): only on extra resources
                 if res > extra:
                     continue
                 extra -= res

@@ -31,6 +31,7 @@ from schedlab.schedulers.predicted import PredictedEasy
 from schedlab.schedulers.queue import Running
 
 PREDICTORS = ("user-last2", "adaboost", "walltime", "default:SECONDS")
+FEATURES = "coare"  # adaboost's inputs: user, requested CPUs, memory and walltime
 
 
 def _default_seconds(predictor: str) -> float | None:
@@ -72,7 +73,9 @@ class EasyPlusPlus(PredictedEasy):
         super().__init__(backfill_order="queue" if backfill == "fcfs" else "sjbf", correction=correction)
         self.predictor, self.backfill, self.model, self.refit_s, self.seed = predictor, backfill, model, refit_s, seed
         self.online = predictor == "user-last2"
-        self._learned_from: list[tuple[Job, float]] = []  # adaboost: what it may learn from
+        # adaboost: what it may learn from (features of the jobs that ended, their run times)
+        self._learned_rows: list[list[Any]] = []
+        self._learned_runtimes_s: list[float] = []
         self._next_refit_s: float | None = None
         self.refits = 0
 
@@ -105,7 +108,11 @@ class EasyPlusPlus(PredictedEasy):
     def job_finished(self, running: Running, state: JobState, now: float) -> None:
         super().job_finished(running, state, now)
         if self.predictor == "adaboost" and not self.model:
-            self._learned_from.append((running.job, now - running.start_s))
+            from schedlab.predictors.features import get_feature_set, job_values
+
+            # its row is read once, at its end (the refits rebuild no table of Job objects)
+            self._learned_rows.append(job_values(running.job, get_feature_set(FEATURES).columns))
+            self._learned_runtimes_s.append(now - running.start_s)
 
     def decide(self, now: float) -> list[Decision]:
         if self.predictor == "adaboost" and not self.model:
@@ -119,18 +126,18 @@ class EasyPlusPlus(PredictedEasy):
 
     def _refit(self) -> None:
         """AdaBoost on the jobs completed so far (features known at their submission)."""
-        if len(self._learned_from) < 2:
+        if len(self._learned_rows) < 2:
             return
         import time
 
-        from schedlab.predictors.features import SOURCES, job_table
+        from schedlab.predictors.features import get_feature_set, rows_table
         from schedlab.predictors.runtime import RuntimePredictor
 
         began = time.perf_counter()
-        jobs = [job for job, _ in self._learned_from]
-        runtimes = [runtime for _, runtime in self._learned_from]
-        self._predictor = RuntimePredictor(features="coare", model="adaboost", seed=self.seed).fit(
-            job_table(jobs, SOURCES), runtimes)
+        table = rows_table(self._learned_rows, list(get_feature_set(FEATURES).columns))
+        self._predictor = RuntimePredictor(features=FEATURES, model="adaboost", seed=self.seed).fit(
+            table, self._learned_runtimes_s)
+        self._predictor.compile()  # into plain lists for per-job predictions: part of the refit
         self.refits += 1
         self.forget_predictions()
         self.training_time_s += time.perf_counter() - began

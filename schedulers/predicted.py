@@ -10,8 +10,9 @@ study) share.
   with `none` it is replanned to its walltime end once found past its prediction; with the others
   the correction fires at limit - 60 s (a CALL_ME_LATER asks for that instant), and a limit that can
   grow no more (the 7-day cap below the walltime) gives way to the walltime end. Waiting jobs are
-  ordered (SPT, SJBF) and tried for backfilling by their prediction; the limit settled at the start
-  (a prediction under 60 s fires at once) is what the plan holds for a running job.
+  ordered (SPT, SJBF) by their prediction; the limit settled at the start (a prediction under 60 s
+  fires at once) is what the plan holds for a running job, and what backfilling tests against the
+  head's shadow time (testing the shorter prediction would let a backfilled job delay the head).
 """
 
 from __future__ import annotations
@@ -63,18 +64,19 @@ class PredictedEasy(EasyBackfilling):
         self.prepare()
 
     def predict_runtimes_s(self, jobs: list[Job]) -> np.ndarray:
-        """Predicted run times of jobs submitted at one instant (extension point). Jobs with
-        identical requests get one model call."""
-        from schedlab.predictors.features import request_key
+        """Predicted run times of jobs submitted at one instant (extension point). Jobs whose
+        features are equal get one model call (memoised until the predictor learns)."""
+        from schedlab.predictors.features import job_values
 
-        if getattr(self._predictor, "model", None) in ("walltime", "user-last2"):  # cheaper than the memo
-            return self._predictor.predict_jobs(jobs)
-        keys = [request_key(job) for job in jobs]
-        unseen = {key: job for key, job in zip(keys, jobs, strict=True) if key not in self._memo}
+        predictor = self._predictor
+        if predictor.model in ("walltime", "user-last2"):  # cheaper than the memo
+            return predictor.predict_jobs(jobs)
+        columns, memo = predictor.columns_, self._memo
+        keys = [tuple(job_values(job, columns)) for job in jobs]
+        unseen = list(dict.fromkeys(key for key in keys if key not in memo))
         if unseen:
-            predicted = self._predictor.predict_jobs(list(unseen.values()))
-            self._memo.update(zip(unseen, predicted.tolist(), strict=True))
-        return np.array([self._memo[key] for key in keys], dtype=float)
+            memo.update(zip(unseen, predictor.predict_rows(unseen).tolist(), strict=True))
+        return np.array([memo[key] for key in keys], dtype=float)
 
     def forget_predictions(self) -> None:
         """The predictor changed (it learned): later submissions are predicted afresh."""
@@ -101,19 +103,29 @@ class PredictedEasy(EasyBackfilling):
         if self._arrivals:
             arrivals, self._arrivals = self._arrivals, []
             predictions = self.predict_runtimes_s([job for job, _ in arrivals])
-            for (job, submitted), predicted in zip(arrivals, predictions, strict=True):
+            margin_s, submit = 60.0 * self.margin_min, super().on_job_submitted
+            for (job, submitted), predicted in zip(arrivals, predictions.tolist(), strict=True):
                 limit = math.inf if job.walltime_s is None else job.walltime_s
-                value = float(predicted) + 60.0 * self.margin_min if math.isfinite(predicted) else limit
+                value = predicted + margin_s if math.isfinite(predicted) else limit
                 self._predicted_s[job.id] = min(max(value, 1.0), limit)
-                super().on_job_submitted(job, submitted)
+                submit(job, submitted)
         return super().decide(now)
 
     # ------------------------------------------------------------------ corrections
+    def _start_limit(self, job: Job, estimate_s: float) -> Limit:
+        """The limit a job starts with: a prediction within 60 s fires at once."""
+        return settle(self.correction, Limit(estimate_s, estimate_s), 0.0, job.walltime_s)
+
+    def planned_duration_s(self, job: Job, estimate_s: float) -> float:
+        if self.correction == "none":
+            return estimate_s
+        return self._start_limit(job, estimate_s).current_s
+
     def _start(self, job: Job, now: float, decisions: list[Decision], estimate_s: float | None = None,
                alloc: Any = None) -> None:
-        if self.correction != "none":  # a limit within 60 s of the start fires at once
+        if self.correction != "none":
             predicted = self.estimate_s(job) if estimate_s is None else estimate_s
-            limit = self._limits[job.id] = settle(self.correction, Limit(predicted, predicted), 0.0, job.walltime_s)
+            limit = self._limits[job.id] = self._start_limit(job, predicted)
             estimate_s = limit.current_s
         super()._start(job, now, decisions, estimate_s, alloc)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from bisect import bisect_left, insort
@@ -30,6 +31,9 @@ class QueueScheduler(Scheduler):
     Subclasses implement `_schedule(now, decisions)`. Extension points for prediction-driven
     schedulers (the walltime stays the kill time):
     - `estimate_s(job)`: the planning duration given at submission (here: the walltime);
+    - `planned_duration_s(job, estimate_s)`: how long the plan holds the job once started (here:
+      its estimate; a correction that fires at the start makes it longer). Backfilling tests this
+      duration, so a started job never holds the plan longer than the test assumed;
     - `revise_estimate(job_id, estimate_s, now)`: a waiting job's estimate changes (its queue
       position follows when the policy uses estimates);
     - `revise_expected_end(job_id, end_s, now)`: a running job's planned end changes;
@@ -50,16 +54,19 @@ class QueueScheduler(Scheduler):
         super().__init__()
         self.queue_order = queue_order
         self._policy = get_policy(queue_order)
-        self._queue: list[tuple[Any, ...]] = []  # (score, submit, seq, job, estimate, res), ascending
+        # (score, submit, seq, job, estimate, res, planned duration at start), ascending
+        self._queue: list[tuple[Any, ...]] = []
         self._new: list[tuple[Any, ...]] = []  # entries submitted since the last decide
         self._running: dict[str, Running] = {}
         self._ends: list[tuple[float, int, int]] = []  # (estimated end, seq, res) of running jobs, ascending
+        self._by_end: dict[tuple[float, int, int], Running] = {}  # each running job by its end key
         self._resources = ResourceMask(0)
         self._released = True  # resources were freed (or a call came) since the last decide
         self._completed = False  # a job completed since the last decide
         self._seq = 0
         self._pending: list[Decision] = []
         self._calls: set[float] = set()  # CALL_ME_LATER times asked for and not yet come
+        self._call_times: list[float] = []  # the same times, a heap (the earliest comes first)
 
     def options(self) -> dict[str, Any]:
         return {"queue_order": self.queue_order}
@@ -67,6 +74,10 @@ class QueueScheduler(Scheduler):
     # ------------------------------------------------------------------ planning duration
     def estimate_s(self, job: Job) -> float:
         return math.inf if job.walltime_s is None else job.walltime_s
+
+    def planned_duration_s(self, job: Job, estimate_s: float) -> float:
+        """The duration the plan gives `job` if it starts now with `estimate_s`."""
+        return estimate_s
 
     def overrun_end_s(self, running: Running, now: float) -> float:
         """Planned end of a job found running at or past its planned end (minus `revision_lead_s`):
@@ -89,7 +100,8 @@ class QueueScheduler(Scheduler):
         index = self._waiting_index(job_id)
         old = self._queue.pop(index)
         job = old[3]
-        entry = (self._policy.score(job, estimate_s, now), old[1], old[2], job, estimate_s, old[5])
+        entry = (self._policy.score(job, estimate_s, now), old[1], old[2], job, estimate_s, old[5],
+                 self.planned_duration_s(job, estimate_s))
         insort(self._queue, entry)
         self._new = [entry if e is old else e for e in self._new]
         self._released = True
@@ -97,12 +109,21 @@ class QueueScheduler(Scheduler):
     def revise_expected_end(self, job_id: str, end_s: float, now: float) -> None:
         """A running job's planned end changes (never to a time before `now`)."""
         running = self._running[job_id]
+        old_end = running.end_key[0]
         del self._ends[bisect_left(self._ends, running.end_key)]
+        del self._by_end[running.end_key]
         self._seq += 1
         running.end_key = (max(end_s, now), self._seq, running.job.res)
         insort(self._ends, running.end_key)
+        self._by_end[running.end_key] = running
         self._ask_call(running, now, self._pending)
-        self._released = True
+        if self.end_change_matters(old_end, running.end_key[0]):
+            self._released = True
+
+    def end_change_matters(self, old_end_s: float, new_end_s: float) -> bool:
+        """Whether a running job's planned end moving from `old_end_s` to `new_end_s` can change
+        the next decision (then it is a full pass, as when resources are freed). Here: always."""
+        return True
 
     def _waiting_index(self, job_id: str) -> int:
         for index, entry in enumerate(self._queue):
@@ -118,6 +139,7 @@ class QueueScheduler(Scheduler):
         walltime = running.job.walltime_s
         if now < at and end < (math.inf if walltime is None else running.start_s + walltime) and at not in self._calls:
             self._calls.add(at)
+            heapq.heappush(self._call_times, at)
             out.append(CallMeLater(at))
 
     def _revise_overdue(self, now: float) -> None:
@@ -126,9 +148,8 @@ class QueueScheduler(Scheduler):
         count resources as free that are not."""
         due = now + self.revision_lead_s + self.TIME_TOLERANCE_S
         overdue = list(itertools.takewhile(lambda key: key[0] <= due, self._ends))
-        by_key = {running.end_key: running for running in self._running.values()}
         for key in overdue:
-            running = by_key[key]
+            running = self._by_end[key]
             end = self.overrun_end_s(running, now)
             if end > key[0]:
                 self.revise_expected_end(running.job.id, end, now)
@@ -145,7 +166,8 @@ class QueueScheduler(Scheduler):
             return
         self._seq += 1
         estimate = self.estimate_s(job)
-        entry = (self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate, job.res)
+        entry = (self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate, job.res,
+                 self.planned_duration_s(job, estimate))
         insort(self._queue, entry)
         self._new.append(entry)
 
@@ -156,14 +178,17 @@ class QueueScheduler(Scheduler):
         self._resources.release(running.alloc, running.job.res)
         index = bisect_left(self._ends, running.end_key)
         del self._ends[index]
+        del self._by_end[running.end_key]
         self._released = True
         self._completed = True
         self.job_finished(running, state, now)
 
     def on_requested_call(self, now: float) -> None:
-        # every call due by now (Batsim may deliver one a little late): none is asked twice or kept
-        self._calls = {at for at in self._calls if at > now + self.TIME_TOLERANCE_S}
-        self._released = True
+        # every call due by now (Batsim may deliver one a little late): none is asked twice or kept.
+        # A call frees nothing: the revisions it is for (in `decide`) say whether the plan changed.
+        due = now + self.TIME_TOLERANCE_S
+        while self._call_times and self._call_times[0] <= due:
+            self._calls.discard(heapq.heappop(self._call_times))
 
     # ------------------------------------------------------------------ decisions
     def decide(self, now: float) -> list[Decision]:
@@ -204,7 +229,7 @@ class QueueScheduler(Scheduler):
         self._seq += 1
         end_key = (now + (self.estimate_s(job) if estimate_s is None else estimate_s), self._seq, job.res)
         insort(self._ends, end_key)
-        running = self._running[job.id] = Running(job, alloc, now, end_key)
+        running = self._running[job.id] = self._by_end[end_key] = Running(job, alloc, now, end_key)
         decisions.append(Execute(job.id, alloc))
         self._ask_call(running, now, decisions)
 

@@ -14,7 +14,7 @@ from schedlab.model import JobState, Platform
 from schedlab.outputs import job_row
 from schedlab.schedulers.base import create_scheduler
 from tests.conftest import make_workload
-from tests.test_invariants import check_invariants
+from tests.test_invariants import check_invariants, watch_plan
 
 SCENARIOS = [("walltime", "none"), ("user-last2", "simple"), ("user-last2", "power"), ("adaboost", "simple"),
              ("adaboost", "power"), ("default:600", "simple"), ("default:600", "power")]
@@ -55,6 +55,21 @@ def test_invariants_hold_for_every_option(options, scenario):
     for job in engine.workload.jobs:
         if job.id in scheduler.predictions_s:
             assert 1.0 <= scheduler.predictions_s[job.id] <= (job.walltime_s or float("inf"))
+
+
+@pytest.mark.parametrize("options", OPTION_SETS, ids=[",".join(f"{v}" for v in o.values()) for o in OPTION_SETS])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=user_scenarios())
+def test_backfilling_never_delays_the_planned_head_and_needs_no_full_pass(options, scenario):
+    """A backfilled job is tested with the duration the plan gives it once started (a prediction
+    under 60 s is corrected at once): the head's shadow time never moves because of it, and a
+    decision without freed resources or plan-changing corrections may skip the full pass."""
+    nb_res, specs = scenario
+    engines = [Engine(Platform.homogeneous(nb_res), make_workload(specs),
+                      watch_plan(create_scheduler("easy-pp", options), full_passes=full)) for full in (False, True)]
+    for engine in engines:
+        engine.run()
+    assert [job_row(r) for r in engines[0].records.values()] == [job_row(r) for r in engines[1].records.values()]
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -106,6 +106,38 @@ def test_easy_never_starts_the_head_after_its_reservation(name, options, scenari
         assert engine.records[job_id].start_s <= shadow_s, job_id
 
 
+def watch_plan(scheduler, full_passes: bool = False):
+    """Check after every decision of a count-based EASY that the cached reservation is what a
+    fresh computation gives (backfilling never pushed the head's shadow time or its extra
+    resources: what the incremental pass relies on); `full_passes` makes every decision a full pass
+    (a schedule must not change with it)."""
+    decide = scheduler.decide
+
+    def checked(now):
+        if full_passes:
+            scheduler._released = True
+        decisions = decide(now)
+        cached, queue = scheduler._reservation, scheduler._queue
+        if queue and cached is not None and cached[0] == queue[0][3].id:
+            assert scheduler._shadow(queue[0][3], now) == cached[1:], now
+        return decisions
+
+    scheduler.decide = checked
+    return scheduler
+
+
+@pytest.mark.parametrize(("name", "options"), [("easy", {}), ("easy-sjbf", {}), ("easy", {"queue_order": "spt"})])
+@settings(max_examples=100, deadline=None)
+@given(scenario=scenarios())
+def test_easy_plan_is_consistent_and_needs_no_full_pass(name, options, scenario):
+    nb_res, specs = scenario
+    engines = [Engine(Platform.homogeneous(nb_res), make_workload(specs),
+                      watch_plan(create_scheduler(name, options), full_passes=full)) for full in (False, True)]
+    for engine in engines:
+        engine.run()
+    assert render(engines[0]) == render(engines[1])
+
+
 @settings(max_examples=100, deadline=None)
 @given(scenario=scenarios())
 def test_easy_is_never_worse_than_fcfs_for_the_first_blocked_job(scenario):
