@@ -27,6 +27,10 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
     shortest-estimate first (`"sjbf"`, Tsafrir et al. 2007). `reservation="machines"` follows
     batsched's easy_bf instead of the textbook count-based rule (see easy_machines.py)."""
 
+    #: CALL_ME_LATER only for planned ends that can change a decision (see `call_wanted`); False:
+    #: for every end before the kill time (the same schedule, more wake-ups; tests compare the two)
+    calls_for_plan_only = True
+
     def __init__(self, *, queue_order: str = "fcfs", backfill_order: Literal["queue", "sjbf"] = "queue",
                  reservation: Literal["count", "machines"] = "count", rjms_delay_s: float = 5.0) -> None:
         super().__init__(queue_order=queue_order)
@@ -47,6 +51,7 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         if reservation == "machines":
             self._machines_init()
         self._reservation: tuple[str, float, int] | None = None  # (head id, shadow time, extra)
+        self._in_pass = False
         #: Latest shadow time computed for each job while it was the head (the invariant to check:
         #: with estimates that bound run times, a head never starts later than this).
         self.head_reservations_s: dict[str, float] = {}
@@ -78,6 +83,17 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         self._refuse_in_machines_mode()
         super().revise_expected_end(job_id, end_s, now)
 
+    def call_wanted(self, end_s: float) -> bool:
+        """Only ends at or before the head's shadow time can change a decision when revised (see
+        `end_change_matters`): calls for the others would wake the scheduler (a Batsim round trip)
+        for nothing. A pass asks, at its end, for what its reservation needs."""
+        if not self.calls_for_plan_only or self.reservation == "machines":
+            return True
+        if self._in_pass:
+            return False
+        cached = self._reservation
+        return cached is not None and end_s <= cached[1]
+
     def end_change_matters(self, old_end_s: float, new_end_s: float) -> bool:
         """A planned end that was, and stays, after the head's shadow time counts neither towards
         the shadow time nor towards `extra`: the reservation holds, and candidates that failed
@@ -94,9 +110,27 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         if self.reservation == "machines":
             self._schedule_machines(now, decisions)
             return
+        self._in_pass = True
+        try:
+            started = self._pass(now, decisions)
+        finally:
+            self._in_pass = False
+        cached = self._reservation
+        if cached is None:
+            return  # nothing waits: no revision can matter
+        if started is None:  # a full pass: every end up to the shadow time is watched
+            for key in itertools.takewhile(lambda key: key[0] <= cached[1], self._ends):
+                self._ask_call(self._by_end[key], now, decisions)
+        else:
+            for job in started:
+                self._ask_call(self._running[job.id], now, decisions)
+
+    def _pass(self, now: float, decisions: list[Decision]) -> list[Job] | None:
+        """Start what EASY starts now; returns the jobs started by an incremental pass, None
+        after a full pass."""
         queue = self._queue
         cached = self._reservation
-        full_pass = self._released or cached is None or cached[0] != queue[0][3].id
+        full_pass: bool = self._released or cached is None or cached[0] != queue[0][3].id
         if full_pass:
             self._start_head_jobs(now, decisions)
             if not queue:
@@ -111,11 +145,11 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
             # only new arrivals are candidates (batsched's rule too). The head is unchanged.
             head_id, shadow_s, extra = cached
             if self._resources.nb_free == 0:
-                return
+                return []
             # the queue is sorted and its entries unique: a new entry's position is a bisection away
             candidates = sorted((bisect_left(queue, e), e) for e in self._new if e[3].id != head_id)
             if not candidates:
-                return
+                return []
         if self.backfill_order == "sjbf":
             candidates = sorted(candidates, key=lambda c: (c[1][4], c[1][1], c[1][2]))
         started: list[int] = []
@@ -134,9 +168,11 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
             self._start(entry[3], now, decisions, entry[4])
             free -= res
             started.append(position)
+        started_jobs = [queue[position][3] for position in started]
         for position in sorted(started, reverse=True):
             del queue[position]
         self._reservation = (self._queue[0][3].id, shadow_s, extra)
+        return None if full_pass else started_jobs
 
     def _shadow(self, head: Job, now: float) -> tuple[float, int]:
         """Shadow time and extra resources for `head`, from the estimated ends of running jobs.

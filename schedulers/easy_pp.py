@@ -20,6 +20,7 @@ express memory.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from typing import Any, Literal
 
 import numpy as np
@@ -73,7 +74,9 @@ class EasyPlusPlus(PredictedEasy):
         super().__init__(backfill_order="queue" if backfill == "fcfs" else "sjbf", correction=correction)
         self.predictor, self.backfill, self.model, self.refit_s, self.seed = predictor, backfill, model, refit_s, seed
         self.online = predictor == "user-last2"
-        # adaboost: what it may learn from (features of the jobs that ended, their run times)
+        # adaboost: what it may learn from: the jobs that ended (end time, job, run time) and not yet
+        # learned from, then their feature rows (each read once) and run times
+        self._ended: list[tuple[float, Job, float]] = []
         self._learned_rows: list[list[Any]] = []
         self._learned_runtimes_s: list[float] = []
         self._next_refit_s: float | None = None
@@ -108,33 +111,37 @@ class EasyPlusPlus(PredictedEasy):
     def job_finished(self, running: Running, state: JobState, now: float) -> None:
         super().job_finished(running, state, now)
         if self.predictor == "adaboost" and not self.model:
-            from schedlab.predictors.features import get_feature_set, job_values
-
-            # its row is read once, at its end (the refits rebuild no table of Job objects)
-            self._learned_rows.append(job_values(running.job, get_feature_set(FEATURES).columns))
-            self._learned_runtimes_s.append(now - running.start_s)
+            self._ended.append((now, running.job, now - running.start_s))
 
     def decide(self, now: float) -> list[Decision]:
         if self.predictor == "adaboost" and not self.model:
             if self._next_refit_s is None:
                 self._next_refit_s = now + self.refit_s
             elif now >= self._next_refit_s:
-                self._refit()
-                while self._next_refit_s <= now:
+                # the model of the last refit time passed, fitted on what had ended by then:
+                # predictions depend on simulated time only, not on when decisions happen
+                while self._next_refit_s + self.refit_s <= now:
                     self._next_refit_s += self.refit_s
+                self._refit(self._next_refit_s)
+                self._next_refit_s += self.refit_s
         return super().decide(now)
 
-    def _refit(self) -> None:
-        """AdaBoost on the jobs completed so far (features known at their submission)."""
-        if len(self._learned_rows) < 2:
-            return
+    def _refit(self, at_s: float) -> None:
+        """AdaBoost on the jobs completed by `at_s` (features known at their submission)."""
         import time
 
-        from schedlab.predictors.features import get_feature_set, rows_table
+        from schedlab.predictors.features import get_feature_set, job_values, rows_table
         from schedlab.predictors.runtime import RuntimePredictor
 
         began = time.perf_counter()
-        table = rows_table(self._learned_rows, list(get_feature_set(FEATURES).columns))
+        columns = list(get_feature_set(FEATURES).columns)
+        count = bisect_right(self._ended, at_s, key=lambda ended: ended[0])  # ended in completion order
+        self._learned_rows += [job_values(job, columns) for _, job, _ in self._ended[:count]]
+        self._learned_runtimes_s += [runtime for _, _, runtime in self._ended[:count]]
+        del self._ended[:count]
+        if len(self._learned_runtimes_s) < 2:
+            return
+        table = rows_table(self._learned_rows, columns)
         self._predictor = RuntimePredictor(features=FEATURES, model="adaboost", seed=self.seed).fit(
             table, self._learned_runtimes_s)
         self._predictor.compile()  # into plain lists for per-job predictions: part of the refit

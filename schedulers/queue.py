@@ -135,12 +135,19 @@ class QueueScheduler(Scheduler):
         """Be called when a planned end that comes before the kill time is due for revision (an
         estimate that may expire): at the end, or `revision_lead_s` before it."""
         end = running.end_key[0]
+        if not self.call_wanted(end):
+            return
         at = end - self.revision_lead_s
         walltime = running.job.walltime_s
         if now < at and end < (math.inf if walltime is None else running.start_s + walltime) and at not in self._calls:
             self._calls.add(at)
             heapq.heappush(self._call_times, at)
             out.append(CallMeLater(at))
+
+    def call_wanted(self, end_s: float) -> bool:
+        """Whether a planned end needs a CALL_ME_LATER for its revision (here: every one); one
+        without is revised at the next decision, before anything is planned with it."""
+        return True
 
     def _revise_overdue(self, now: float) -> None:
         """Jobs still running at or past their planned end (they have not completed: completions

@@ -147,14 +147,18 @@ def test_a_margin_adds_minutes_before_clipping_to_the_walltime():
 
 
 def test_overrun_corrections_fire_60_s_before_the_limit():
-    """A job predicted 600 s that runs 5,000 s: with overrun=simple, calls at 540 s and 4,140 s
-    raise its planned end to 4,200 s then 7,800 s; the walltime (10,000 s) stays the kill time."""
+    """A job predicted 600 s that runs 5,000 s, a job waiting behind it: with overrun=simple, calls
+    at 540 s and 4,140 s raise its planned end to 4,200 s then 7,800 s; the walltime (10,000 s)
+    stays the kill time. With nothing waiting, no call is asked (no revision could matter), and the
+    next decision finds the limit the calls would have made."""
     from schedlab.model import CallMeLater, Execute
 
-    scheduler = oracle([("a", 0, 1, 600, 10000)], overrun="simple")
+    specs = [("a", 0, 1, 5000, 10000), ("b", 0, 1, 8000, 10000)]
+    jobs = make_workload(specs).jobs
+    scheduler = oracle([("a", 0, 1, 600, 10000), ("b", 0, 1, 8000, 10000)], overrun="simple")
     scheduler.on_simulation_begins(Platform.homogeneous(1), 0.0)
-    job = make_workload([("a", 0, 1, 5000, 10000)]).jobs[0]
-    scheduler.on_job_submitted(job, 0.0)
+    for job in jobs:
+        scheduler.on_job_submitted(job, 0.0)
     first = scheduler.decide(0.0)
     assert [type(d) for d in first] == [Execute, CallMeLater] and first[1].at_s == 540.0
     assert scheduler.expected_end_s("w0!a") == 600.0
@@ -163,10 +167,18 @@ def test_overrun_corrections_fire_60_s_before_the_limit():
     scheduler.on_requested_call(4140.0)
     assert scheduler.decide(4140.0) == [CallMeLater(7740.0)] and scheduler.expected_end_s("w0!a") == 7800.0
     assert scheduler.corrections_of("w0!a") == 2
+    alone = oracle(specs, scale=600 / 5000, overrun="simple")
+    alone.on_simulation_begins(Platform.homogeneous(2), 0.0)
+    alone.on_job_submitted(jobs[0], 0.0)
+    assert [type(d) for d in alone.decide(0.0)] == [Execute]
+    alone.on_job_submitted(jobs[1], 5000.0)  # the next decision, past two limits: both firings
+    alone.decide(5000.0)
+    assert alone.expected_end_s("w0!a") == 7800.0 and alone.corrections_of("w0!a") == 2
     # overrun=walltime (the default): the planned end becomes the walltime end, at the planned end
-    plain = oracle([("a", 0, 1, 600, 10000)])
+    plain = oracle([("a", 0, 1, 600, 10000), ("b", 0, 1, 8000, 10000)])
     plain.on_simulation_begins(Platform.homogeneous(1), 0.0)
-    plain.on_job_submitted(job, 0.0)
+    for job in jobs:
+        plain.on_job_submitted(job, 0.0)
     assert plain.decide(0.0)[1] == CallMeLater(600.0)
     plain.on_requested_call(600.0)
     assert plain.decide(600.0) == [] and plain.expected_end_s("w0!a") == 10000.0

@@ -14,7 +14,7 @@ from schedlab.model import JobState, Platform
 from schedlab.outputs import job_row
 from schedlab.schedulers.base import create_scheduler
 from tests.conftest import make_workload
-from tests.test_invariants import check_invariants, watch_plan
+from tests.test_invariants import PLAN_MODES, check_invariants, watch_plan
 
 SCENARIOS = [("walltime", "none"), ("user-last2", "simple"), ("user-last2", "power"), ("adaboost", "simple"),
              ("adaboost", "power"), ("default:600", "simple"), ("default:600", "power")]
@@ -62,14 +62,17 @@ def test_invariants_hold_for_every_option(options, scenario):
 @given(scenario=user_scenarios())
 def test_backfilling_never_delays_the_planned_head_and_needs_no_full_pass(options, scenario):
     """A backfilled job is tested with the duration the plan gives it once started (a prediction
-    under 60 s is corrected at once): the head's shadow time never moves because of it, and a
-    decision without freed resources or plan-changing corrections may skip the full pass."""
+    under 60 s is corrected at once): the head's shadow time never moves because of it; a
+    decision without freed resources or plan-changing corrections may skip the full pass, and
+    planned ends after the shadow time need no CALL_ME_LATER: neither changes the schedule."""
     nb_res, specs = scenario
     engines = [Engine(Platform.homogeneous(nb_res), make_workload(specs),
-                      watch_plan(create_scheduler("easy-pp", options), full_passes=full)) for full in (False, True)]
+                      watch_plan(create_scheduler("easy-pp", options), mode)) for mode in PLAN_MODES]
     for engine in engines:
         engine.run()
-    assert [job_row(r) for r in engines[0].records.values()] == [job_row(r) for r in engines[1].records.values()]
+    rows = [[job_row(r) for r in engine.records.values()] for engine in engines]
+    assert rows[0] == rows[1] == rows[2]
+    assert engines[0].nb_steps <= engines[2].nb_steps  # calls only for ends that can matter
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -143,6 +146,18 @@ def test_adaboost_refits_on_completed_jobs_only():
     assert scheduler.predictions_s["w0!e3"] == 5000.0  # before the first fit: the walltime
     assert abs(scheduler.predictions_s["w0!late-short"] - 60) < 10
     assert abs(scheduler.predictions_s["w0!late-long"] - 600) < 60
+
+
+def test_an_adaboost_refit_learns_what_ended_by_its_time_whenever_the_decision_comes():
+    """Refits belong to simulated times (every refit_s), not to decisions: the first decision
+    after 10,000 s comes at 10,500 s (a job ending), and the refit learns the 60 jobs that ended by
+    10,000 s, not the one ending at 10,500 s."""
+    specs = [(f"e{i}", 100 * i, 1, 60 if i % 2 else 600, 5000,
+              {"user": "short" if i % 2 else "long", "requested_time_s": 5000}) for i in range(60)]
+    specs += [("mid", 9000, 1, 1500, 5000, {"user": "long", "requested_time_s": 5000})]
+    scheduler = run(64, specs, {"predictor": "adaboost", "correction": "simple", "refit_s": "10000"}).scheduler
+    assert scheduler.refits == 1 and len(scheduler._learned_runtimes_s) == 60
+    assert [job.name for _, job, _ in scheduler._ended] == ["mid"]
 
 
 @pytest.mark.parametrize(("option", "fragment"), [("predictor=oracle", "predictor must be one of"),
@@ -269,6 +284,7 @@ def test_a_call_delivered_a_hair_early_still_corrects():
     from tests.test_diws import oracle
 
     scheduler = oracle([("a", 0, 1, 600, 10000)], overrun="simple")
+    scheduler.calls_for_plan_only = False  # a call for every planned end, even with nothing waiting
     scheduler.on_simulation_begins(Platform.homogeneous(1), 0.0)
     scheduler.on_job_submitted(make_workload([("a", 0, 1, 5000, 10000)]).jobs[0], 0.0)
     scheduler.decide(0.0)

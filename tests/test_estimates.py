@@ -50,10 +50,15 @@ def test_a_predicted_end_gets_a_call_and_an_overdue_job_is_replanned_to_its_wall
     """4 resources. A (4 res, walltime 100, runs 80) starts at 0, planned to end at 50 (half its
     walltime): the scheduler asks to be called at 50. At 50, A still runs: its planned end becomes
     0 + 100, never 50 (which would count its resources as free). B (walltime 20) starts when A ends
-    at 80, planned to 90: another call."""
+    at 80, planned to 90: another call if calls are asked for every planned end; none by default,
+    as nothing waits then (its revision could change no decision)."""
+    eager = Scaled()
+    eager.calls_for_plan_only = False
+    run([("A", 0, 4, 80, 100), ("B", 10, 2, 10, 20)], 4, eager)
+    assert eager.calls == [50.0, 90.0]
     scheduler = Scaled()
     engine = run([("A", 0, 4, 80, 100), ("B", 10, 2, 10, 20)], 4, scheduler)
-    assert scheduler.calls == [50.0, 90.0]
+    assert scheduler.calls == [50.0]
     ends_at = dict(scheduler.ends_seen)
     assert ends_at[10.0] == [50.0]  # B arrives: A is planned to end at 50, B's reservation too
     assert ends_at[50.0] == [100.0]  # the call: A overdue, replanned to its walltime end

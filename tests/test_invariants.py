@@ -106,12 +106,18 @@ def test_easy_never_starts_the_head_after_its_reservation(name, options, scenari
         assert engine.records[job_id].start_s <= shadow_s, job_id
 
 
-def watch_plan(scheduler, full_passes: bool = False):
+#: the ways a count-based EASY may take its decisions, which must all give the same schedule:
+#: as it does; every decision a full pass; a CALL_ME_LATER for every planned end
+PLAN_MODES = ("as is", "full passes", "all calls")
+
+
+def watch_plan(scheduler, mode: str = "as is"):
     """Check after every decision of a count-based EASY that the cached reservation is what a
     fresh computation gives (backfilling never pushed the head's shadow time or its extra
-    resources: what the incremental pass relies on); `full_passes` makes every decision a full pass
-    (a schedule must not change with it)."""
+    resources: what the incremental pass relies on); `mode` is one of PLAN_MODES."""
     decide = scheduler.decide
+    full_passes = mode == "full passes"
+    scheduler.calls_for_plan_only = mode != "all calls"
 
     def checked(now):
         if full_passes:
@@ -132,10 +138,10 @@ def watch_plan(scheduler, full_passes: bool = False):
 def test_easy_plan_is_consistent_and_needs_no_full_pass(name, options, scenario):
     nb_res, specs = scenario
     engines = [Engine(Platform.homogeneous(nb_res), make_workload(specs),
-                      watch_plan(create_scheduler(name, options), full_passes=full)) for full in (False, True)]
+                      watch_plan(create_scheduler(name, options), mode)) for mode in PLAN_MODES]
     for engine in engines:
         engine.run()
-    assert render(engines[0]) == render(engines[1])
+    assert render(engines[0]) == render(engines[1]) == render(engines[2])
 
 
 @settings(max_examples=100, deadline=None)

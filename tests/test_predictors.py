@@ -247,7 +247,7 @@ def tree_data(draw):
 def test_per_job_predictions_equal_the_pipeline(model, features, data, extra):
     """predict_jobs (compiled trees for dt and adaboost, scikit-learn otherwise) gives the numbers of
     predict on the job table, for seen and unseen users, missing values and any batch size."""
-    from schedlab.predictors.features import SOURCES
+    from schedlab.predictors.features import SOURCES, job_values
     from schedlab.predictors.runtime import _compiled
 
     jobs = list(make_workload(data).jobs)
@@ -260,3 +260,8 @@ def test_per_job_predictions_equal_the_pipeline(model, features, data, extra):
     expected = predictor.predict(job_table(everyone, SOURCES))
     one_by_one = np.concatenate([predictor.predict_jobs([job]) for job in everyone])
     assert np.array_equal(one_by_one, expected)
+    if compilable:  # the trees as generated code and walked node by node: the same numbers
+        compiled = _compiled(predictor)
+        for job in everyone:
+            row = compiled._row(job_values(job, predictor.columns_))
+            assert compiled._predict_all(row) == [tree.predict(row) for tree in compiled.trees]
