@@ -25,9 +25,10 @@ SHARES = {"share_wait_lt_1min": "< 1 min", "share_wait_lt_10min": "< 10 min", "s
 
 def configuration(frame: pd.DataFrame, without: str | None = None) -> pd.Series:
     """A readable name per scheduler configuration: label and the options that vary (but `without`)."""
-    varying = [c for c in frame.columns
-               if c.startswith("opt_") and c != without and frame[c].nunique(dropna=True) > 1]
     names = frame["scheduler"].astype(str)
+    # an option is shown when it varies under one name (labels usually say the rest already)
+    varying = [c for c in frame.columns if c.startswith("opt_") and c != without
+               and (frame.groupby(names)[c].nunique(dropna=True) > 1).any()]
     for column in varying:
         names = names + np.where(frame[column].notna(), f" {column[4:]}=" + frame[column].astype(str), "")
     return names
@@ -148,7 +149,7 @@ def plot_bsld_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
     data = frame[frame["complete"] & frame["repetition"].isna() & frame["mean_bounded_slowdown"].notna()]
     if data.empty:
         return None
-    fig, panels = _panels(data, 4.6, 3.6)
+    fig, panels = _panels(data, max(4.6, 0.5 * data["configuration"].nunique()), 3.6)
     for axis, part in panels:
         names = sorted(part["configuration"].unique())
         values = [part.loc[part["configuration"] == n, "mean_bounded_slowdown"].to_numpy() for n in names]
@@ -176,7 +177,9 @@ def plot_wait_shares(frame: pd.DataFrame, path: Path) -> Path | None:
     data = frame[frame["complete"] & frame["repetition"].isna()]
     if data.empty or not set(SHARES) <= set(data.columns):
         return None
-    fig, panels = _panels(data, 5.2, 3.6)
+    count = data["configuration"].nunique()
+    legend_rows = math.ceil(count / 4)
+    fig, panels = _panels(data, max(5.2, 0.45 * count), 3.6 + 0.22 * legend_rows)
     for axis, part in panels:
         shares = part.groupby("configuration")[list(SHARES)].median()
         if shares.empty:
@@ -185,15 +188,18 @@ def plot_wait_shares(frame: pd.DataFrame, path: Path) -> Path | None:
         width = 0.8 / len(shares.index)
         x = np.arange(len(SHARES))
         for k, (name, row) in enumerate(shares.iterrows()):
-            bars = axis.bar(x + k * width - 0.4 + width / 2, 100 * row.to_numpy(), width, label=name)
-            axis.bar_label(bars, fmt="%.0f", fontsize=6, padding=1)
+            colour = _pyplot().get_cmap("tab20" if len(shares.index) > 10 else "tab10")(k % 20)
+            bars = axis.bar(x + k * width - 0.4 + width / 2, 100 * row.to_numpy(), width, label=name, color=colour)
+            if len(shares.index) <= 6:  # more labels than that overlap
+                axis.bar_label(bars, fmt="%.0f", fontsize=6, padding=1)
         axis.set_xticks(x, [f"wait {label}" for label in SHARES.values()], fontsize=8)
         axis.set_ylim(0, 112)
         axis.set_ylabel("jobs (%)")
         handles, labels = axis.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8)
     fig.suptitle("Share of jobs by waiting time (median over seeds and windows)", fontsize=10)
-    return _save(fig, path, rect=(0, 0.06, 1, 1))
+    height = fig.get_size_inches()[1]
+    return _save(fig, path, rect=(0, min(0.5, (0.3 + 0.22 * legend_rows) / height), 1, 1))
 
 
 def plot_option_curves(frame: pd.DataFrame, path: Path) -> Path | None:
