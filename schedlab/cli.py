@@ -198,6 +198,13 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
     print("\nqueue_order policies (smallest score first):")
     for name, policy in sorted(POLICIES.items()):
         print(f"    {name:<8} {_first_sentence(policy.doc)}")
+    from schedlab.schedulers.policy_fit import FUNCTIONS, WORKLOADS
+
+    print("\nregression-obtained policies (Rosa, Carastan-Santos, Goldman), f(p~, q, r) with r the submit time:")
+    for function, terms in FUNCTIONS.items():
+        print(f"    {function}[:{'|'.join(WORKLOADS)}]  terms {', '.join(terms)}; the study's coefficients "
+              f"(default {WORKLOADS[0]})")
+    print("    FILE#NAME  a function fitted by `schedlab policy fit` (e.g. fitted.toml#qua)")
     return 0
 
 
@@ -222,6 +229,7 @@ def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> No
 def build_parser() -> argparse.ArgumentParser:
     from schedlab import __version__
     from schedlab.cli_experiments import add_parsers as add_experiment_parsers
+    from schedlab.cli_policies import add_parsers as add_policy_parsers
     from schedlab.cli_predictors import add_parsers as add_predictor_parsers
     from schedlab.cli_workloads import add_parsers
 
@@ -280,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_parsers(sub)
     add_experiment_parsers(sub)
     add_predictor_parsers(sub)
+    add_policy_parsers(sub)
     return parser
 
 

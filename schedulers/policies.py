@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from schedlab.model import Job
 
@@ -30,6 +31,8 @@ POLICIES: dict[str, QueuePolicy] = {}
 
 def policy(name: str, *, dynamic: bool = False) -> Callable[[ScoreFn], ScoreFn]:
     def wrap(fn: ScoreFn) -> ScoreFn:
+        if name in POLICIES:
+            raise ValueError(f"queue policy {name!r} registered twice")
         POLICIES[name] = QueuePolicy(name, fn, dynamic, (fn.__doc__ or "").strip())
         return fn
 
@@ -141,7 +144,36 @@ def f4(job: Job, estimate_s: float, now: float) -> float:
 
 
 def get_policy(name: str) -> QueuePolicy:
-    try:
+    """A registered policy, or a regression-obtained one: `lin`, `qdr`, `cub`, `qua` with the
+    study's coefficients (`lin:lublin256`, the default, `qua:ctc`, `cub:sdsc`), or `PATH#NAME`, a
+    function fitted by `schedlab policy fit`."""
+    if name in POLICIES:
         return POLICIES[name]
-    except KeyError:
-        raise ValueError(f"unknown queue policy {name!r} (known: {', '.join(sorted(POLICIES))})") from None
+    from schedlab.errors import InputError
+    from schedlab.schedulers.policy_fit import FUNCTIONS, load_fitted, published
+
+    try:
+        if "#" in name:
+            path, _, key = name.rpartition("#")
+            fitted = load_fitted(Path(path), key)
+        elif name.partition(":")[0] in FUNCTIONS:
+            function, _, workload = name.partition(":")
+            fitted = published(function, workload or "lublin256")
+        else:
+            raise ValueError(f"unknown queue policy {name!r} (known: {', '.join(sorted(POLICIES))}, "
+                             f"lin|qdr|cub|qua[:lublin256|ctc|sdsc], FILE#NAME)")
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
+    return regression_policy(name, fitted)
+
+
+def regression_policy(name: str, fitted) -> QueuePolicy:
+    """f(p~, q, r) with p~ the estimate (s), q the requested resources, r the submit time (s, as the
+    workload gives it: converted windows start at 0)."""
+    value = fitted.value
+
+    def score(job: Job, estimate_s: float, now: float) -> float:
+        return value(_finite(estimate_s), float(job.res), job.submit_time_s)
+
+    terms = " + ".join(f"{c:.6g}*{t}" for c, t in zip(fitted.coefficients, fitted.terms, strict=True))
+    return QueuePolicy(name, score, False, f"{fitted.function} ({fitted.source}): {terms}")

@@ -1,0 +1,53 @@
+"""`schedlab policy fit`: regression-obtained queue policies from a score table."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from schedlab.paths import check_output_file
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from schedlab.errors import InputError
+    from schedlab.schedulers.policy_fit import FUNCTIONS, PUBLISHED, WORKLOADS, fit, read_scores, save_fitted, vif
+
+    functions = [f.strip() for f in args.functions.split(",") if f.strip()]
+    unknown = [f for f in functions if f not in FUNCTIONS]
+    if unknown or not functions:
+        raise InputError(f"--functions: unknown {', '.join(unknown) or '(none given)'} (known: {', '.join(FUNCTIONS)})")
+    if args.compare and args.compare not in WORKLOADS:
+        raise InputError(f"--compare: one of {', '.join(WORKLOADS)}")
+    check_output_file(args.output)
+    path = Path(args.scores)
+    p, q, r, score = read_scores(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    fits = []
+    for function in functions:
+        fitted = fit(p, q, r, score, function, source=f"{path.name} sha256:{digest[:16]}")
+        fits.append(fitted)
+        factors = vif(p, q, r, function)
+        print(f"{function}: MAE {fitted.mae * 1e3:.2f}e-3, max VIF {max(factors.values()):,.1f}")
+        paper = PUBLISHED.get((function, args.compare)) if args.compare else None
+        print(f"  {'term':<6}{'coefficient':>16}{'paper (' + args.compare + ')' if paper else '':>20}{'VIF':>12}")
+        for index, term in enumerate(fitted.terms):
+            published = f"{paper[index]:>20.6e}" if paper else ""
+            factor = f"{factors[term]:>12,.1f}" if term in factors else f"{'-':>12}"
+            print(f"  {term:<6}{fitted.coefficients[index]:>16.6e}{published}{factor}")
+    save_fitted(Path(args.output), fits, header=f"schedlab policy fit {path.name} ({len(p):,} rows, sha256 "
+                                                f"{digest}); weight (p*q)^2; use queue_order={args.output}#NAME")
+    print(f"-> {args.output} ({', '.join(functions)})")
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("policy", help="regression-obtained queue policies")
+    psub = p.add_subparsers(dest="policy_command", required=True)
+    g = psub.add_parser("fit", help="fit Lin/Qdr/Cub/Qua on a score table (p,q,r,score CSV, may be gzipped)")
+    g.add_argument("scores", help="score table: rows p,q,r,score")
+    g.add_argument("--functions", default="lin,qdr,cub,qua", help="comma-separated (default lin,qdr,cub,qua)")
+    g.add_argument("--compare", default="", help="print the study's coefficients beside ours: lublin256, ctc, sdsc")
+    g.add_argument("--output", "-o", required=True, help="TOML file of fitted policies (queue_order=FILE#NAME)")
+    g.set_defaults(func=cmd_fit)
