@@ -18,7 +18,7 @@ import numpy as np
 
 
 class _Tree:
-    __slots__ = ("feature", "left", "right", "threshold", "value")
+    __slots__ = ("feature", "left", "max_depth", "right", "threshold", "value")
 
     def __init__(self, tree: Any) -> None:
         self.left = tree.children_left.tolist()
@@ -26,6 +26,7 @@ class _Tree:
         self.feature = tree.feature.tolist()
         self.threshold = tree.threshold.tolist()
         self.value = tree.value[:, 0, 0].tolist()
+        self.max_depth = int(tree.max_depth)
 
     def predict(self, row: list[float]) -> float:
         node, left, right, feature, threshold = 0, self.left, self.right, self.feature, self.threshold
@@ -33,10 +34,8 @@ class _Tree:
             node = left[node] if row[feature[node]] <= threshold[node] else right[node]
         return self.value[node]
 
-    def depth(self, node: int = 0) -> int:
-        if self.left[node] == -1:
-            return 0
-        return 1 + max(self.depth(self.left[node]), self.depth(self.right[node]))
+    def depth(self) -> int:
+        return self.max_depth
 
     def expression(self, node: int = 0) -> str:
         """The tree as one Python expression of `r` (the row): nested conditionals whose numbers

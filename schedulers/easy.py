@@ -86,8 +86,9 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
     def call_wanted(self, end_s: float) -> bool:
         """Only ends at or before the head's shadow time can change a decision when revised (see
         `end_change_matters`): calls for the others would wake the scheduler (a Batsim round trip)
-        for nothing. A pass asks, at its end, for what its reservation needs."""
-        if not self.calls_for_plan_only or self.reservation == "machines":
+        for nothing. A pass asks, at its end, for what its reservation needs. A dynamic queue order
+        re-sorts at every decision, so any wake-up may change the head: a call for every end then."""
+        if not self.calls_for_plan_only or self.reservation == "machines" or self._policy.dynamic:
             return True
         if self._in_pass:
             return False

@@ -20,7 +20,7 @@ express memory.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left
 from typing import Any, Literal
 
 import numpy as np
@@ -127,7 +127,7 @@ class EasyPlusPlus(PredictedEasy):
         return super().decide(now)
 
     def _refit(self, at_s: float) -> None:
-        """AdaBoost on the jobs completed by `at_s` (features known at their submission)."""
+        """AdaBoost on the jobs completed before `at_s` (features known at their submission)."""
         import time
 
         from schedlab.predictors.features import get_feature_set, job_values, rows_table
@@ -135,7 +135,9 @@ class EasyPlusPlus(PredictedEasy):
 
         began = time.perf_counter()
         columns = list(get_feature_set(FEATURES).columns)
-        count = bisect_right(self._ended, at_s, key=lambda ended: ended[0])  # ended in completion order
+        # ended strictly before: a job ending at the refit time itself is learned next time, so the
+        # model does not depend on whether its completion reaches us before or after a call
+        count = bisect_left(self._ended, at_s, key=lambda ended: ended[0])  # in completion order
         self._learned_rows += [job_values(job, columns) for _, job, _ in self._ended[:count]]
         self._learned_runtimes_s += [runtime for _, _, runtime in self._ended[:count]]
         del self._ended[:count]

@@ -2,7 +2,7 @@
 study) share.
 
 - Each job is predicted at submission (all submissions of one instant in one batch, memoised per
-  request: a model call costs milliseconds and real workloads repeat requests), plus `margin_min`
+  feature row: a model call costs milliseconds and real workloads repeat requests), plus `margin_min`
   minutes, clipped to [1 s, walltime]: the prediction is the job's planning estimate; the walltime
   stays the kill time.
 - Online learners see a job's run time when it ends (`job_finished`), and only then.

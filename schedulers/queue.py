@@ -61,7 +61,7 @@ class QueueScheduler(Scheduler):
         self._ends: list[tuple[float, int, int]] = []  # (estimated end, seq, res) of running jobs, ascending
         self._by_end: dict[tuple[float, int, int], Running] = {}  # each running job by its end key
         self._resources = ResourceMask(0)
-        self._released = True  # resources were freed (or a call came) since the last decide
+        self._released = True  # resources were freed, or a planned end that matters moved, since the last decide
         self._completed = False  # a job completed since the last decide
         self._seq = 0
         self._pending: list[Decision] = []

@@ -182,3 +182,19 @@ def test_overrun_corrections_fire_60_s_before_the_limit():
     assert plain.decide(0.0)[1] == CallMeLater(600.0)
     plain.on_requested_call(600.0)
     assert plain.decide(600.0) == [] and plain.expected_end_s("w0!a") == 10000.0
+
+
+@pytest.mark.parametrize(("scale", "overrun"), [(0.05, "simple"), (0.3, "power"), (0.6, "tsafrir"), (0.5, "walltime")])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios())
+def test_diws_needs_calls_only_for_ends_that_matter(scale, overrun, scenario):
+    from tests.test_invariants import PLAN_MODES, render, watch_plan
+
+    nb_res, specs = scenario
+    engines = []
+    for mode in PLAN_MODES:
+        engine = Engine(Platform.homogeneous(nb_res), make_workload(specs),
+                        watch_plan(oracle(specs, scale, overrun=overrun), mode))
+        engine.run()
+        engines.append(engine)
+    assert render(engines[0]) == render(engines[1]) == render(engines[2])

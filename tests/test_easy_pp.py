@@ -149,15 +149,17 @@ def test_adaboost_refits_on_completed_jobs_only():
 
 
 def test_an_adaboost_refit_learns_what_ended_by_its_time_whenever_the_decision_comes():
-    """Refits belong to simulated times (every refit_s), not to decisions: the first decision
-    after 10,000 s comes at 10,500 s (a job ending), and the refit learns the 60 jobs that ended by
-    10,000 s, not the one ending at 10,500 s."""
+    """Refits belong to simulated times (every refit_s), not to decisions: the refit for 10,000 s
+    learns the 60 jobs that ended before it, neither the one ending at 10,000 s itself (whether its
+    completion comes before or after a call at that instant must not matter) nor the one ending at
+    10,500 s (with a gap of 1,500 s between decisions, the refit would happen then)."""
     specs = [(f"e{i}", 100 * i, 1, 60 if i % 2 else 600, 5000,
               {"user": "short" if i % 2 else "long", "requested_time_s": 5000}) for i in range(60)]
-    specs += [("mid", 9000, 1, 1500, 5000, {"user": "long", "requested_time_s": 5000})]
+    specs += [("edge", 9000, 1, 1000, 5000, {"user": "long", "requested_time_s": 5000}),
+              ("mid", 9000, 1, 1500, 5000, {"user": "long", "requested_time_s": 5000})]
     scheduler = run(64, specs, {"predictor": "adaboost", "correction": "simple", "refit_s": "10000"}).scheduler
     assert scheduler.refits == 1 and len(scheduler._learned_runtimes_s) == 60
-    assert [job.name for _, job, _ in scheduler._ended] == ["mid"]
+    assert [job.name for _, job, _ in scheduler._ended] == ["edge", "mid"]
 
 
 @pytest.mark.parametrize(("option", "fragment"), [("predictor=oracle", "predictor must be one of"),

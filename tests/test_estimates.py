@@ -130,3 +130,31 @@ def test_machine_reservations_refuse_predicted_estimates(monkeypatch):
     machines = create_scheduler("easy", {"reservation": "machines"})
     with pytest.raises(RuntimeError, match="estimates are fixed"):
         machines.revise_expected_end("w0!A", 5.0, 0.0)
+
+
+@pytest.mark.parametrize("queue_order", ["fcfs", "spt", "unicef", "wfp3"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(scenario=scenarios())
+def test_estimates_below_the_walltime_need_calls_only_for_ends_that_matter(monkeypatch, queue_order, scenario):
+    """Planned ends before the kill time: the same schedule as is, with a full pass at every
+    decision, and with a call for every end (dynamic orders keep every call: a wake-up re-sorts)."""
+    from tests.test_invariants import PLAN_MODES, render, watch_plan
+
+    nb_res, specs = scenario
+    monkeypatch.setattr(Scaled, "factor", 0.4)
+    engines = [run(specs, nb_res, watch_plan(Scaled(queue_order=queue_order), mode)) for mode in PLAN_MODES]
+    assert render(engines[0]) == render(engines[1]) == render(engines[2])
+
+
+def test_a_dynamic_order_keeps_a_call_for_every_end():
+    """The counter-example an independent review found: under UNICEF a wake-up re-sorts the queue,
+    so the call for job 0's planned end (asked at its start, 141.5) must come even though job 0
+    ended long before: there job 6 becomes the head and starts (176 without the call)."""
+    specs = [("0", 3, 4, 2, 277), ("2", 77, 3, 356, 198), ("6", 99, 1, 71, 161), ("8", 79, 4, 354, 128)]
+    starts = []
+    for plan_only in (True, False):
+        scheduler = Scaled(queue_order="unicef")
+        scheduler.calls_for_plan_only = plan_only
+        starts.append({k: r.start_s for k, r in run(specs, 4, scheduler).records.items()})
+    assert starts[0] == starts[1] and starts[0]["w0!6"] == 141.5
