@@ -34,7 +34,8 @@ def _conversion_options(args: argparse.Namespace):
     from schedlab.workloads.convert import ConversionOptions
 
     options = ConversionOptions(
-        res_from=args.res_from, missing_walltime=args.missing_walltime, start=args.start, days=args.days,
+        res_from=args.res_from, missing_walltime=args.missing_walltime, walltime_from=args.walltime_from,
+        start=args.start, days=args.days,
         last_hours=args.last_hours, first=args.first, keep_zero_runtime=args.keep_zero_runtime,
         max_runtime_s=args.max_runtime, platform_size=args.platform_size, too_large=args.too_large,
         nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes, only_completed=args.only_completed,
@@ -147,6 +148,8 @@ def _add_conversion_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--missing-walltime", default="none",
                         help="when the requested time is unknown: none (walltime -1, default), drop, runtime, "
                              "factor:F (F x run time) or max:SECONDS")
+    parser.add_argument("--walltime-from", choices=("requested", "runtime"), default="requested",
+                        help="runtime: every walltime is the job's run time (a clairvoyant workload)")
     parser.add_argument("--start", help="window start: seconds from the trace start, or a UTC date")
     parser.add_argument("--days", type=float, help="window length in days (e.g. 15)")
     parser.add_argument("--last-hours", type=float,

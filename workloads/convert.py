@@ -68,8 +68,13 @@ class ConversionOptions:
     cores_to_nodes: int = 1
     only_completed: bool = False
     max_user_share: float | None = None  # drop every job of a user holding more than this share (a flurry)
+    #: requested: walltimes from the trace; runtime: every walltime is the job's run time (a
+    #: clairvoyant workload: schedulers plan with actual run times without ever reading them)
+    walltime_from: str = "requested"
 
     def validate(self) -> None:
+        if self.walltime_from not in ("requested", "runtime"):
+            raise InputError(f"walltime_from must be requested or runtime, got {self.walltime_from!r}")
         if self.res_from not in ("requested", "allocated"):
             raise InputError(f"res_from must be requested or allocated, got {self.res_from!r}")
         if self.too_large not in ("drop", "reject"):
@@ -217,6 +222,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         walltime = np.where(has_walltime, requested, run * float(argument))
     elif policy == "max":
         walltime = np.where(has_walltime, requested, float(argument))
+    if options.walltime_from == "runtime":
+        walltime = run.astype(np.float64).copy()
     no_walltime = ~(walltime > 0)
     shift = float(submit[kept].min()) if len(kept) else 0.0
     ids = trace.job_ids[kept]
@@ -227,9 +234,11 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
     nb_res = options.platform_size or (int(res[kept].max()) if nb_kept else 1)
     summary = {
         "source": trace.source, "nb_trace_jobs": n, "nb_kept": nb_kept, "dropped": dict(sorted(dropped.items())),
+        "walltime_from": options.walltime_from,
         "nb_without_walltime": int((alive & no_walltime).sum()),
         "nb_killed_at_walltime": killed,
-        "nb_walltime_from_runtime": int((alive & ~has_walltime).sum()) if policy in ("runtime", "factor") else 0,
+        "nb_walltime_from_runtime": (nb_kept if options.walltime_from == "runtime" else
+                                     int((alive & ~has_walltime).sum()) if policy in ("runtime", "factor") else 0),
         "nb_larger_than_platform_kept": int((alive & (res > nb_res)).sum()),
         "submit_shift_s": shift, "ids": "trace job numbers" if unique_ids else "0..n-1 (trace ids repeat)",
         "options": asdict(options),
@@ -398,7 +407,10 @@ def format_summary(summary: dict[str, Any]) -> str:
                  f"will reach their walltime, {summary['nb_larger_than_platform_kept']} larger than the platform "
                  "kept (to be rejected)")
     lines.append(f"  submission times shifted by -{summary['submit_shift_s']:g} s; ids: {summary['ids']}")
-    if summary.get("nb_walltime_from_runtime"):
+    if summary.get("walltime_from") == "runtime":
+        lines.append("  clairvoyant: every walltime is the job's run time (--walltime-from runtime); Batsim "
+                     "reports such jobs COMPLETED_WALLTIME_REACHED at their normal end, metrics are unaffected")
+    elif summary.get("nb_walltime_from_runtime"):
         lines.append(f"  warning: {summary['nb_walltime_from_runtime']} walltimes were derived from run times "
                      "(--missing-walltime runtime/factor): schedulers see walltimes, so these jobs reveal "
                      "their run time")
