@@ -33,14 +33,6 @@ PERTURB_KEYS = {"submit_jitter_s", "repetitions"}
 TIMINGS = ("ideal",)  # "batsim" arrives with the engine issue
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def canonical_hash(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 

@@ -138,17 +138,19 @@ def paper_table(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
                                                            row.get("workload")):
                 lines.append(_pair_line(row, kind, pair, workload, platform, pairs, last))
                 found.add((workload, platform))
-            for workload, platform in _expected(frame, row, platforms) - found:  # say what is missing
+            for workload, platform in _expected(frame, row, platforms):  # say what is missing
+                if (workload, platform) in found:
+                    continue
                 lines.append(_missing_line(row, workload, platform, f"no complete pair of {pair[0]} and {pair[1]}"))
     return pd.DataFrame(lines)
 
 
-def _expected(frame: pd.DataFrame, row: dict[str, Any], platforms: list[str]) -> set[tuple[str, str]]:
-    """The (workload, platform) pairs of this campaign a row is about (a row naming another
-    campaign's workload is about none)."""
+def _expected(frame: pd.DataFrame, row: dict[str, Any], platforms: list[str]) -> list[tuple[str, str]]:
+    """The (workload, platform) pairs of this campaign a row is about, workloads sorted, platforms
+    in the given order (a row naming another campaign's workload is about none)."""
     workloads = [row["workload"]] if "workload" in row else sorted(frame["workload"].unique())
     present = set(zip(frame["workload"], frame["platform"], strict=True))
-    return {(w, p) for w in workloads for p in platforms if (w, p) in present}
+    return [(w, p) for w in workloads for p in platforms if (w, p) in present]
 
 
 def _missing_line(row: dict[str, Any], workload: str, platform: str, why: str) -> dict[str, Any]:
@@ -215,32 +217,26 @@ def _suffix(row: dict[str, Any]) -> str:
 def _group_lines(frame: pd.DataFrame, row: dict[str, Any], kind: str, platforms: list[str]) -> list[dict[str, Any]]:
     """below / largest / lowest: one line per workload and platform, over the listed schedulers."""
     lines = []
-    runs = frame[frame["platform"].isin(platforms)]
-    workloads = [row["workload"]] if "workload" in row else sorted(runs["workload"].unique())
-    present = set(zip(frame["workload"], frame["platform"], strict=True))
-    for workload in workloads:
-        for platform in platforms:
-            if (workload, platform) not in present:
-                continue
-            values = {label: _median_of(frame, row, label, platform, workload) for label in row["among"]}
-            known = {label: value for label, value in values.items() if value == value}
-            absent = [label for label in row["among"] if label not in known]
-            if absent:  # a verdict over part of the schedulers would claim too much
-                lines.append(_missing_line(row, workload, platform, f"no complete run of {', '.join(absent)}"))
-                continue
-            shown = ", ".join(f"{label} {_unit(row, value):.4g}" for label, value in known.items())
-            if kind == "below":
-                paper_text = f"all < {row['below']:g}{_suffix(row)}"
-                holds = all(_unit(row, value) < row["below"] for value in known.values())
-                ours = f"max {_unit(row, max(known.values())):.4g}{_suffix(row)}"
-            else:
-                pick = (max if kind == "largest" else min)(known, key=known.get)
-                expected = row[kind] if isinstance(row[kind], list) else [row[kind]]  # any of them
-                paper_text, holds = f"{kind}: {' or '.join(expected)}", pick in expected
-                ours = f"{kind}: {pick}"
-            lines.append({"row": f"{row['setup']}: {row['row']}", "workload": workload, "platform": platform,
-                          "paper": paper_text, "ours, last window": "-", "ours, median": ours,
-                          "same sign? last / median": "holds" if holds else "does not hold",
-                          "windows with the paper's sign": "-", "beyond jitter noise": "-",
-                          "note": "; ".join(filter(None, [row.get("note", ""), f"medians: {shown}"]))})
+    for workload, platform in _expected(frame, row, platforms):
+        values = {label: _median_of(frame, row, label, platform, workload) for label in row["among"]}
+        known = {label: value for label, value in values.items() if value == value}
+        absent = [label for label in row["among"] if label not in known]
+        if absent:  # a verdict over part of the schedulers would claim too much
+            lines.append(_missing_line(row, workload, platform, f"no complete run of {', '.join(absent)}"))
+            continue
+        shown = ", ".join(f"{label} {_unit(row, value):.4g}" for label, value in known.items())
+        if kind == "below":
+            paper_text = f"all < {row['below']:g}{_suffix(row)}"
+            holds = all(_unit(row, value) < row["below"] for value in known.values())
+            ours = f"max {_unit(row, max(known.values())):.4g}{_suffix(row)}"
+        else:
+            pick = (max if kind == "largest" else min)(known, key=known.get)
+            expected = row[kind] if isinstance(row[kind], list) else [row[kind]]  # any of them
+            paper_text, holds = f"{kind}: {' or '.join(expected)}", pick in expected
+            ours = f"{kind}: {pick}"
+        lines.append({"row": f"{row['setup']}: {row['row']}", "workload": workload, "platform": platform,
+                      "paper": paper_text, "ours, last window": "-", "ours, median": ours,
+                      "same sign? last / median": "holds" if holds else "does not hold",
+                      "windows with the paper's sign": "-", "beyond jitter noise": "-",
+                      "note": "; ".join(filter(None, [row.get("note", ""), f"medians: {shown}"]))})
     return lines

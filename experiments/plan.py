@@ -16,7 +16,8 @@ from typing import Any
 
 from schedlab import __version__
 from schedlab.errors import InputError
-from schedlab.experiments.campaign import HISTORY, Campaign, WorkloadSpec, canonical_hash, sha256_file
+from schedlab.experiments.campaign import HISTORY, Campaign, WorkloadSpec, canonical_hash
+from schedlab.paths import sha256_file
 
 
 @dataclass(frozen=True)

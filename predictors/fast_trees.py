@@ -34,9 +34,6 @@ class _Tree:
             node = left[node] if row[feature[node]] <= threshold[node] else right[node]
         return self.value[node]
 
-    def depth(self) -> int:
-        return self.max_depth
-
     def expression(self, node: int = 0) -> str:
         """The tree as one Python expression of `r` (the row): nested conditionals whose numbers
         are written with repr, which reads back the same float."""
@@ -55,7 +52,7 @@ def _all_trees(trees: list[_Tree]) -> Any:
     """A function of a row giving every tree's prediction, as a list: the trees turned into one
     list display of conditional expressions (as treelite or m2cgen do, in Python), 5-10x faster
     than walking them; only numbers of our own fitted trees go into the code."""
-    if any(tree.depth() > GENERATED_MAX_DEPTH for tree in trees):
+    if any(tree.max_depth > GENERATED_MAX_DEPTH for tree in trees):
         return lambda row: [tree.predict(row) for tree in trees]
     code = "lambda r: [" + ", ".join(tree.expression() for tree in trees) + "]"
     return eval(compile(code, "<schedlab compiled trees>", "eval"), {"__builtins__": {}})

@@ -13,7 +13,6 @@ none), recorded in the card.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform as host
 import weakref
@@ -26,6 +25,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from schedlab import __version__
 from schedlab.errors import InputError
+from schedlab.paths import sha256_file
 from schedlab.predictors.features import CATEGORICAL, UserMeans, get_feature_set, present_columns
 
 #: Bumped whenever how a model is built or fed changes (pipeline, feature sources, target scaling):
@@ -295,9 +295,4 @@ def versions() -> dict[str, str]:
     return found
 
 
-def data_hash(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+data_hash = sha256_file  # a training file's hash, as model cards record it

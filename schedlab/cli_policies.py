@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 from typing import Any
 
-from schedlab.paths import check_output_file
+from schedlab.paths import check_output_file, sha256_file
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -23,7 +22,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     check_output_file(args.output)
     path = Path(args.scores)
     p, q, r, score = read_scores(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = sha256_file(path)
     fits = []
     for function in functions:
         fitted = fit(p, q, r, score, function, source=f"{path.name} sha256:{digest[:16]}")
@@ -91,7 +90,7 @@ def cmd_scores(args: argparse.Namespace) -> int:
             for p_s, q_n, r_s, score in zip(job_tuple.p[k:], job_tuple.q[k:], job_tuple.r[k:], tuple_scores,
                                             strict=True):
                 handle.write(f"{_number(p_s)},{int(q_n)},{_number(r_s)},{float(score)!r}\n")
-    metadata = {"trace": str(args.trace), "trace_sha256": hashlib.sha256(Path(args.trace).read_bytes()).hexdigest(),
+    metadata = {"trace": str(args.trace), "trace_sha256": sha256_file(args.trace),
                 "processors": int(m), "seed": args.seed, "trials": args.trials, "tuples": len(tuples),
                 "initial_jobs": 16, "queued_jobs": 32, "tau_s": 10.0, "jobs_dropped": dropped,
                 "rows": int(sum(len(s) for s in scores)),

@@ -13,6 +13,17 @@ from typing import IO
 
 from schedlab.errors import InputError
 
+
+def sha256_file(path: str | Path) -> str:
+    """A file's SHA-256 (hex), read in blocks: what campaigns, model cards and score tables record."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
 #: Files a run writes into its results directory; stale copies are removed before a new run, so a
 #: directory never mixes two runs (other files are left alone).
 RUN_FILES = ("jobs.csv", "schedule.csv", "summary.json", "external.log")

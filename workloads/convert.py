@@ -234,7 +234,6 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
     nb_res = options.platform_size or (int(res[kept].max()) if nb_kept else 1)
     summary = {
         "source": trace.source, "nb_trace_jobs": n, "nb_kept": nb_kept, "dropped": dict(sorted(dropped.items())),
-        "walltime_from": options.walltime_from,
         "nb_without_walltime": int((alive & no_walltime).sum()),
         "nb_killed_at_walltime": killed,
         "nb_walltime_from_runtime": (nb_kept if options.walltime_from == "runtime" else
@@ -407,7 +406,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                  f"will reach their walltime, {summary['nb_larger_than_platform_kept']} larger than the platform "
                  "kept (to be rejected)")
     lines.append(f"  submission times shifted by -{summary['submit_shift_s']:g} s; ids: {summary['ids']}")
-    if summary.get("walltime_from") == "runtime":
+    if summary["options"].get("walltime_from") == "runtime":
         lines.append("  clairvoyant: every walltime is the job's run time (--walltime-from runtime); Batsim "
                      "reports such jobs COMPLETED_WALLTIME_REACHED at their normal end, metrics are unaffected")
     elif summary.get("nb_walltime_from_runtime"):
