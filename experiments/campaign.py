@@ -21,9 +21,9 @@ from typing import Any
 from schedlab.errors import InputError
 
 TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb",
-            "compare", "warmup_share"}
+            "compare", "warmup_share", "claims"}
 WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
-WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", "history", *WORKLOAD_KINDS}
+WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", "history", "platforms", *WORKLOAD_KINDS}
 HISTORY = "@history"  # a scheduler option value: the instance's history workload
 SYNTHETIC_KEYS = {"jobs", "resources", "load"}
 LUBLIN_KEYS = {"nodes", "jobs", "mode", "missing_walltime"}
@@ -46,6 +46,7 @@ class WorkloadSpec:
     windows: int | str | None = None  # consecutive windows of convert.days: a count or "all"
     seeds: tuple[int, ...] = ()  # this workload's seeds (default: the campaign's)
     history: bool = False  # also make, per instance, the trace's jobs completed before it starts
+    platforms: tuple[str, ...] = ()  # run on these platforms only (default: every platform)
 
     @property
     def seeded(self) -> bool:
@@ -64,10 +65,30 @@ class SchedulerSpec:
     name: str
     label: str
     grid: dict[str, list[Any]]
+    base: str = "."  # the campaign file's folder: FILE#NAME option values are relative to it
 
     def combinations(self) -> list[dict[str, Any]]:
         keys = sorted(self.grid)
         return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(self.grid[k] for k in keys))]
+
+    def files(self, options: dict[str, Any]) -> dict[str, str]:
+        """The options naming a file (`queue_order = "fitted.toml#lin"`), with the file's absolute
+        path: what the scheduler runs with. The options keep the given text (run keys, reports)."""
+        return option_files(options, Path(self.base))
+
+
+#: options whose value may be FILE#NAME (a fitted policy): FILE is relative to the campaign file
+FILE_OPTIONS = ("queue_order",)
+
+
+def option_files(options: dict[str, Any], base: Path) -> dict[str, str]:
+    out = {}
+    for key in FILE_OPTIONS:
+        value = options.get(key)
+        if isinstance(value, str) and "#" in value:
+            path, _, name = value.rpartition("#")
+            out[key] = f"{(base / path).resolve()}#{name}"
+    return out
 
 
 @dataclass(frozen=True)
@@ -84,6 +105,7 @@ class Campaign:
     repetitions: int = 0
     compare: dict[str, Any] | None = None  # experiments.compare: candidate vs baseline beside a paper
     warmup_share: float = 0.0  # metrics leave out this share of the first jobs by submission
+    claims: tuple[dict[str, Any], ...] = ()  # experiments.claims: a paper's findings on policies
 
 
 class _Locator:
@@ -188,7 +210,10 @@ def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
     if history and (kind not in ("swf", "table") or not ({"start", "last_hours"} & set(convert) or windows)):
         raise at.error("a history needs a trace window (convert.start, convert.last_hours or windows)",
                        "workloads", index, "history")
-    return WorkloadSpec(name, kind, source, convert, windows, seeds, bool(history))
+    platforms = raw.get("platforms", [])
+    if not isinstance(platforms, list) or not all(isinstance(p, str) for p in platforms):
+        raise at.error("expected a list of platform names", "workloads", index, "platforms")
+    return WorkloadSpec(name, kind, source, convert, windows, seeds, bool(history), tuple(platforms))
 
 
 def _platform(raw: Any, at: _Locator, index: int, base: Path) -> PlatformSpec:
@@ -211,7 +236,7 @@ def _platform(raw: Any, at: _Locator, index: int, base: Path) -> PlatformSpec:
     return PlatformSpec(name)
 
 
-def _scheduler(raw: Any, at: _Locator, index: int) -> SchedulerSpec:
+def _scheduler(raw: Any, at: _Locator, index: int, base: Path) -> SchedulerSpec:
     from schedlab.schedulers.base import create_scheduler
 
     raw = _table(raw, SCHEDULER_KEYS, at, "schedulers", index)
@@ -225,13 +250,16 @@ def _scheduler(raw: Any, at: _Locator, index: int) -> SchedulerSpec:
     for key, values in grid.items():
         if not values:
             raise at.error("an empty list of values makes no run", "schedulers", index, key)
-    spec = SchedulerSpec(name, str(raw.get("label", name)), grid)
+    spec = SchedulerSpec(name, str(raw.get("label", name)), grid, str(base))
     for combination in spec.combinations():  # every combination must make a scheduler
         try:
             create_scheduler(name, {k: str(v) if isinstance(v, bool | int | float) else v
-                                    for k, v in combination.items()})
+                                    for k, v in {**combination, **spec.files(combination)}.items()})
         except InputError as exc:
-            bad = next((k for k in sorted(combination, key=len, reverse=True) if k in str(exc)), None)
+            named = {k: Path(v.rpartition("#")[0]).name for k, v in combination.items()
+                     if isinstance(v, str) and "#" in v}  # a FILE#NAME value: its file is in the message
+            bad = next((k for k in sorted(combination, key=len, reverse=True)
+                        if k in str(exc) or (k in named and named[k] in str(exc))), None)
             raise at.error(str(exc), "schedulers", index, bad or "name") from None
     return spec
 
@@ -276,7 +304,13 @@ def load_campaign(path: str | Path) -> Campaign:
         sections[section] = entries
     workloads = tuple(_workload(w, at, i, base) for i, w in enumerate(sections["workloads"]))
     platforms = tuple(_platform(p, at, i, base) for i, p in enumerate(sections["platforms"]))
-    schedulers = tuple(_scheduler(s, at, i) for i, s in enumerate(sections["schedulers"]))
+    schedulers = tuple(_scheduler(s, at, i, base) for i, s in enumerate(sections["schedulers"]))
+    names = [p.name for p in platforms]
+    for index, spec in enumerate(workloads):
+        unknown_platform = next((p for p in spec.platforms if p not in names), None)
+        if unknown_platform is not None:
+            raise at.error(f"no platform named {unknown_platform!r} (known: {', '.join(names)})", "workloads", index,
+                           "platforms")
     for section, specs, attribute in (("workloads", workloads, "name"), ("platforms", platforms, "name"),
                                       ("schedulers", schedulers, "label")):
         names = [getattr(s, attribute) for s in specs]
@@ -300,6 +334,12 @@ def load_campaign(path: str | Path) -> Campaign:
         from schedlab.experiments.compare import load_compare
 
         compare = load_compare(doc["compare"], at, base, [s.label for s in schedulers], [p.name for p in platforms])
+    claims = ()
+    if "claims" in doc:
+        from schedlab.experiments.claims import load_claims
+
+        orders = {str(v) for s in schedulers for v in s.grid.get("queue_order", [])}
+        claims = tuple(load_claims(doc["claims"], at, [s.label for s in schedulers], orders))
     return Campaign(path, str(doc.get("name", path.stem)), seeds, timing,
                     tuple(metrics) if metrics else None, workloads, platforms, schedulers, jitter, repetitions,
-                    compare, float(warmup))
+                    compare, float(warmup), claims)

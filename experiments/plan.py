@@ -55,6 +55,7 @@ class Run:
     metrics: tuple[str, ...] | None
     history_path: str | None = None  # what an option given as "@history" stands for
     warmup_share: float = 0.0  # metrics leave out this share of the first jobs by submission
+    files: dict[str, str] | None = None  # options naming a file: the absolute FILE#NAME the scheduler gets
 
     @property
     def key(self) -> str:
@@ -237,8 +238,9 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
     (absolute paths: Dask workers may start elsewhere)."""
     out_dir = out_dir.resolve()
     # each configuration's effective options, once; "@history" stays a placeholder until an instance
-    configurations = [(scheduler, options, effective_options(scheduler.name, options))
-                      for scheduler in campaign.schedulers for options in scheduler.combinations()]
+    configurations = [(scheduler, options, file_identity(effective_options(scheduler.name, {
+        **options, **scheduler.files(options)}), scheduler.files(options)))
+        for scheduler in campaign.schedulers for options in scheduler.combinations()]
     workloads = [(spec, workload_inputs(spec, spec.seeds or campaign.seeds, out_dir / "workloads"))
                  for spec in campaign.workloads]
     platforms = [platform_input(spec, out_dir / "platforms") for spec in campaign.platforms]
@@ -255,6 +257,8 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
             else:
                 variants = [(None, None)] + [(seed, r) for seed in spec.seeds or campaign.seeds for r in repetitions]
             for platform in platforms:
+                if spec.platforms and platform.name not in spec.platforms:
+                    continue
                 for scheduler, options, effective in configurations:
                     if HISTORY in effective.values():  # the history's content identifies the run
                         if instance.history_path is None:
@@ -275,7 +279,7 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
                                         platform.name, platform.path, platform.sha256,
                                         scheduler.label, scheduler.name, options, seed, jitter,
                                         repetition, campaign.timing, campaign.metrics, instance.history_path,
-                                        campaign.warmup_share))
+                                        campaign.warmup_share, scheduler.files(options)))
     seen: dict[str, Run] = {}
     keys: set[str] = set()
     for run in runs:
@@ -286,6 +290,15 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
         seen[run.id] = run
         keys.add(run.key)
     return runs
+
+
+def file_identity(effective: dict[str, Any], files: dict[str, str]) -> dict[str, Any]:
+    """Options naming a file (FILE#NAME) are identified by the file's content, not its path."""
+    named = {}
+    for key, value in files.items():
+        path, _, name = value.rpartition("#")
+        named[key] = f"sha256:{sha256_file(Path(path))}#{name}"
+    return {**effective, **named}
 
 
 def resolve_history(options: dict[str, Any], history_path: str | None) -> dict[str, Any]:

@@ -285,6 +285,13 @@ img{max-width:100%;border:1px solid #ddd}figcaption{font-size:12px;color:#555}""
 def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -> dict[str, Any]:
     """Write report.md, report.html (self-contained) and the PNGs into `out`."""
     out.mkdir(parents=True, exist_ok=True)
+    if (results_dir / "factory.json").is_file():  # a policy factory, not a campaign
+        from schedlab.experiments import policy_factory
+
+        made = policy_factory.plot_factory(results_dir, out / "factory.png")
+        name = json.loads((results_dir / "factory.json").read_text())["factory"]["name"]
+        parts = [*policy_factory.sections(results_dir), ("Largest VIF and MAE, ours vs paper", "", made)]
+        return write_report(out, f"Policy factory: {name}", parts, [made])
     if (results_dir / "study.json").is_file():  # a predictor study, not a campaign
         from schedlab.experiments import predictor_study
 
@@ -307,6 +314,13 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
         from schedlab.experiments.compare import sections as comparison
 
         sections += comparison(frame, json.loads((results_dir / "compare.json").read_text()))
+    if (results_dir / "claims.json").is_file():
+        from schedlab.experiments.claims import claims_table
+
+        table = claims_table(frame, json.loads((results_dir / "claims.json").read_text()))
+        if not table.empty:
+            sections.append(("Paper vs ours", "Medians over each group's instances (seeds or windows) of unperturbed, "
+                             "complete runs; the thresholds are ours, stated in each line.", table))
     spread = perturbation_table(frame)
     if spread is not None:
         jitter = frame["jitter_s"].dropna().iloc[0]

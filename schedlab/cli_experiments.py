@@ -28,8 +28,15 @@ def _campaign_and_runs(args: argparse.Namespace):
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from schedlab.experiments.plan import describe
+    from schedlab.experiments.policy_factory import is_factory, load_factory
     from schedlab.experiments.predictor_study import is_predictor_study, load_study
 
+    if is_factory(args.campaign):
+        factory = load_factory(args.campaign)
+        print(f"policy factory {factory['name']!r} ({args.campaign}): {factory['tuples']} tuples x "
+              f"{factory['trials']:,} trials of {factory['trace']} (seed {factory['seed']}), then fits of "
+              f"{', '.join(factory['functions'])}")
+        return 0
     if is_predictor_study(args.campaign):
         study = load_study(args.campaign)
         print(f"predictor study {study['name']!r} ({args.campaign}): {len(study['tables'])} tables x "
@@ -79,9 +86,34 @@ def _run_study(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_factory(args: argparse.Namespace) -> int:
+    from schedlab.experiments.policy_factory import load_factory, run_factory
+
+    if args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    factory = load_factory(args.campaign)
+    out = check_output_dir(args.output or Path("out") / factory["name"])
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=factory["tuples"], unit="tuple", desc=f"scores {factory['name']}", file=sys.stderr)
+    try:
+        run_factory(factory, out, workers=args.workers, progress=lambda line: print(line, flush=True),
+                    tuple_done=None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"policy factory {factory['name']!r}: -> {out / 'fitted.toml'}, {out / 'factory.json'}")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    from schedlab.experiments.policy_factory import is_factory
     from schedlab.experiments.predictor_study import is_predictor_study
 
+    if is_factory(args.campaign):
+        return _run_factory(args)
     if is_predictor_study(args.campaign):
         return _run_study(args)
     from schedlab.experiments.plan import history_notes
@@ -95,6 +127,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if campaign.compare is not None:  # what the report compares, and with which published figures
         with atomic_write(out / "compare.json") as handle:
             handle.write(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")
+    if campaign.claims:  # the paper's findings the report checks
+        with atomic_write(out / "claims.json") as handle:
+            handle.write(json.dumps(list(campaign.claims), indent=1, sort_keys=True) + "\n")
     rows = _run(args, campaign, runs, out)
     failed = [r for r in rows if not r["complete"]]
     print(f"campaign {campaign.name!r}: {len(rows) - len(failed)} of {len(rows)} runs complete -> "
@@ -166,7 +201,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from schedlab.experiments.report import make_report
 
     results = Path(args.results) / "results.parquet"
-    if not results.is_file():
+    if not results.is_file() and not (Path(args.results) / "factory.json").is_file():
         raise InputError("no results.parquet here (run `schedlab experiment run` first)", path=args.results)
     out = check_output_dir(args.output)
     paths = make_report(Path(args.results), out, gantt_run=args.gantt)

@@ -41,61 +41,25 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _number(value: float) -> str:
-    """An integral value as an integer, another one exactly (repr)."""
-    value = float(value)
-    return str(int(value)) if value.is_integer() else repr(value)
-
-
 def cmd_scores(args: argparse.Namespace) -> int:
-    import json
     import sys
 
-    import numpy as np
+    from schedlab.schedulers.policy_scores import score_trace, write_scores
 
-    from schedlab.errors import InputError
-    from schedlab.paths import atomic_write
-    from schedlab.schedulers.policy_scores import generate, tuples_from_trace, usable_jobs
-    from schedlab.workloads.swf import read_swf
-
-    for name in ("tuples", "trials", "workers"):
-        if getattr(args, name) < 1:
-            raise InputError(f"--{name} must be >= 1, got {getattr(args, name)}")
     check_output_file(args.output)
-    trace = read_swf(args.trace)
-    m = args.processors or trace.header.max_procs
-    if not m:
-        raise InputError("no MaxProcs or MaxNodes header: give --processors", path=args.trace)
-    p, q, r, dropped = usable_jobs(trace)
-    tuples = tuples_from_trace(p, q, r, args.tuples, args.seed)
-    too_big = [t for t in tuples if t.q.max() > m]
-    if too_big:
-        raise InputError(f"a job asks {int(too_big[0].q.max())} processors, more than the machine's {m}",
-                         path=args.trace)
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm
 
-        bar = tqdm(total=len(tuples), unit="tuple", desc="scores", file=sys.stderr)
+        bar = tqdm(total=args.tuples, unit="tuple", desc="scores", file=sys.stderr)
     try:
-        scores = generate(tuples, m, args.trials, args.seed, workers=args.workers,
-                          progress=None if bar is None else bar.update)
+        tuples, scores, metadata = score_trace(args.trace, args.tuples, args.trials, args.seed, args.processors,
+                                               args.workers, progress=None if bar is None else bar.update)
     finally:
         if bar is not None:
             bar.close()
-    with atomic_write(args.output) as handle:
-        handle.write("p,q,r,score\n")
-        for job_tuple, tuple_scores in zip(tuples, scores, strict=True):
-            k = job_tuple.nb_initial
-            for p_s, q_n, r_s, score in zip(job_tuple.p[k:], job_tuple.q[k:], job_tuple.r[k:], tuple_scores,
-                                            strict=True):
-                handle.write(f"{_number(p_s)},{int(q_n)},{_number(r_s)},{float(score)!r}\n")
-    metadata = {"trace": str(args.trace), "trace_sha256": sha256_file(args.trace),
-                "processors": int(m), "seed": args.seed, "trials": args.trials, "tuples": len(tuples),
-                "initial_jobs": 16, "queued_jobs": 32, "tau_s": 10.0, "jobs_dropped": dropped,
-                "rows": int(sum(len(s) for s in scores)),
-                "max_sum_error": float(max(abs(float(np.sum(s)) - 1.0) for s in scores))}
-    Path(str(args.output) + ".json").write_text(json.dumps(metadata, indent=2) + "\n")
+    write_scores(args.output, tuples, scores, metadata)
+    m, dropped = metadata["processors"], metadata["jobs_dropped"]
     print(f"{len(tuples)} tuples x {args.trials:,} trials on {m} processors ({dropped} jobs dropped: run time or "
           f"processors <= 0) -> {args.output} (+ .json)")
     return 0

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from schedlab.model import Job
 
 ScoreFn = Callable[[Job, float, float], float]
+
+
+#: The same score over arrays (submit times, estimates, resources; the decision time): the whole
+#: queue of a dynamic policy is re-scored at every decision. Equal to `score` bit for bit.
+VectorFn = Callable[[np.ndarray, np.ndarray, np.ndarray, float], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,7 @@ class QueuePolicy:
     score: ScoreFn
     dynamic: bool
     doc: str
+    vector: VectorFn | None = None
 
 
 POLICIES: dict[str, QueuePolicy] = {}
@@ -34,6 +42,15 @@ def policy(name: str, *, dynamic: bool = False) -> Callable[[ScoreFn], ScoreFn]:
         if name in POLICIES:
             raise ValueError(f"queue policy {name!r} registered twice")
         POLICIES[name] = QueuePolicy(name, fn, dynamic, (fn.__doc__ or "").strip())
+        return fn
+
+    return wrap
+
+
+def vectorized(name: str) -> Callable[[VectorFn], VectorFn]:
+    """Register the array form of policy `name` (for large queues of dynamic policies)."""
+    def wrap(fn: VectorFn) -> VectorFn:
+        POLICIES[name] = replace(POLICIES[name], vector=fn)
         return fn
 
     return wrap
@@ -103,6 +120,16 @@ def wfp3(job: Job, estimate_s: float, now: float) -> float:
     return -((wait / max(_finite(estimate_s), 1.0)) ** 3) * job.res
 
 
+@vectorized("wfp3")
+def _wfp3_vector(submit: np.ndarray, estimate: np.ndarray, res: np.ndarray, now: float) -> np.ndarray:
+    wait = np.maximum(now - submit, 0.0)
+    return -np.float_power(wait / np.maximum(_finite_vector(estimate), 1.0), 3) * res  # pow(), as float ** 3
+
+
+def _finite_vector(estimate: np.ndarray) -> np.ndarray:
+    return np.where(np.isfinite(estimate), estimate, 1e12)
+
+
 @policy("unicef", dynamic=True)
 def unicef(job: Job, estimate_s: float, now: float) -> float:
     """UNICEF: score = -w_j / (log2(q_j) * p~_j) (largest priority first).
@@ -112,6 +139,12 @@ def unicef(job: Job, estimate_s: float, now: float) -> float:
     """
     wait = max(now - job.submit_time_s, 0.0)
     return -wait / (math.log2(max(job.res, 2)) * max(_finite(estimate_s), 1.0))
+
+
+@vectorized("unicef")
+def _unicef_vector(submit: np.ndarray, estimate: np.ndarray, res: np.ndarray, now: float) -> np.ndarray:
+    wait = np.maximum(now - submit, 0.0)
+    return -wait / (np.log2(np.maximum(res, 2)) * np.maximum(_finite_vector(estimate), 1.0))
 
 
 def _log_submit(job: Job) -> float:

@@ -163,6 +163,60 @@ def usable_jobs(trace) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
             int((~keep).sum()))
 
 
+def score_trace(trace_path, nb_tuples: int, nb_trials: int, seed: int, processors: int = 0, workers: int = 1,
+                progress=None) -> tuple[list[Tuple], list[np.ndarray], dict]:
+    """Tuples of an SWF trace and their scores, and the metadata of the run (m is `processors`,
+    else the MaxProcs header, else MaxNodes). Input problems are raised before any trial."""
+    from schedlab.paths import sha256_file
+    from schedlab.workloads.swf import read_swf
+
+    for name, value in (("tuples", nb_tuples), ("trials", nb_trials), ("workers", workers)):
+        if value < 1:
+            raise InputError(f"--{name} must be >= 1, got {value}")
+    trace = read_swf(trace_path)
+    m = processors or trace.header.max_procs
+    if not m:
+        raise InputError("no MaxProcs or MaxNodes header: give --processors", path=str(trace_path))
+    p, q, r, dropped = usable_jobs(trace)
+    tuples = tuples_from_trace(p, q, r, nb_tuples, seed)
+    too_big = [t for t in tuples if t.q.max() > m]
+    if too_big:
+        raise InputError(f"a job asks {int(too_big[0].q.max())} processors, more than the machine's {m}",
+                         path=str(trace_path))
+    scores = generate(tuples, m, nb_trials, seed, workers=workers, progress=progress)
+    return tuples, scores, {"trace": str(trace_path), "trace_sha256": sha256_file(trace_path), "processors": int(m),
+                            "seed": seed, "trials": nb_trials, "jobs_dropped": dropped}
+
+
+def _number(value: float) -> str:
+    """An integral value as an integer, another one exactly (repr)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def write_scores(path, tuples: list[Tuple], scores: list[np.ndarray], metadata: dict) -> dict:
+    """The score table (CSV p,q,r,score, the authors' layout) and PATH.json: `metadata` plus the
+    row count and the largest deviation of a tuple's score sum from 1. Returns the JSON's content."""
+    import json
+    from pathlib import Path
+
+    from schedlab.paths import atomic_write
+
+    with atomic_write(path) as handle:
+        handle.write("p,q,r,score\n")
+        for job_tuple, tuple_scores in zip(tuples, scores, strict=True):
+            k = job_tuple.nb_initial
+            for p_s, q_n, r_s, score in zip(job_tuple.p[k:], job_tuple.q[k:], job_tuple.r[k:], tuple_scores,
+                                            strict=True):
+                handle.write(f"{_number(p_s)},{int(q_n)},{_number(r_s)},{float(score)!r}\n")
+    metadata = {**metadata, "tuples": len(tuples), "initial_jobs": 16, "queued_jobs": 32, "tau_s": TAU_S,
+                "rows": int(sum(len(s) for s in scores)),
+                "max_sum_error": float(max(abs(float(np.sum(s)) - 1.0) for s in scores))}
+    with atomic_write(Path(str(path) + ".json")) as handle:
+        handle.write(json.dumps(metadata, indent=2) + "\n")
+    return metadata
+
+
 def _work(args: tuple[Tuple, int, int, int]) -> np.ndarray:
     job_tuple, m, nb_trials, seed = args
     return tuple_scores(job_tuple, m, nb_trials, seed)

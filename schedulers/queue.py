@@ -9,6 +9,7 @@ from bisect import bisect_left, insort
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from procset import ProcSet
 
 from schedlab.model import TIME_TOLERANCE_S, CallMeLater, Decision, Execute, Job, JobState, Platform, Reject
@@ -203,14 +204,29 @@ class QueueScheduler(Scheduler):
             self._revise_overdue(now)
         decisions, self._pending = self._pending, []
         if self._policy.dynamic and self._queue:
-            self._queue = sorted((self._policy.score(e[3], e[4], now), *e[1:])
-                                 for e in self._queue)
+            self._queue = self._rescored(now)
             self._released = True
         if self._queue:
             self._schedule(now, decisions)
         self._new.clear()
         self._released = self._completed = False
         return decisions
+
+    #: queues at least this long are re-scored with the policy's array form, when it has one
+    VECTOR_QUEUE_MIN = 64
+
+    def _rescored(self, now: float) -> list[tuple[Any, ...]]:
+        """The queue of a dynamic policy sorted by (score at `now`, submit, seq)."""
+        queue, vector = self._queue, self._policy.vector
+        if vector is None or len(queue) < self.VECTOR_QUEUE_MIN:
+            return sorted((self._policy.score(e[3], e[4], now), *e[1:]) for e in queue)
+        n = len(queue)
+        submit = np.fromiter((e[1] for e in queue), float, n)
+        scores = vector(submit, np.fromiter((e[4] for e in queue), float, n),
+                        np.fromiter((e[5] for e in queue), float, n), now)
+        order = np.lexsort((np.fromiter((e[2] for e in queue), np.int64, n), submit, scores))
+        # the entries keep their stored scores: a dynamic queue is re-sorted before every use
+        return [queue[i] for i in order.tolist()]
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         raise NotImplementedError

@@ -13,6 +13,7 @@ from schedlab.engine import Engine
 from schedlab.model import JobState, Platform
 from schedlab.outputs import job_row
 from schedlab.schedulers.base import SCHEDULERS, create_scheduler
+from schedlab.schedulers.policies import get_policy
 from tests.conftest import make_workload
 
 # diws needs a predictor: its invariants are checked in tests/test_diws.py
@@ -20,7 +21,13 @@ CONFIGS = [(name, {}) for name in sorted(SCHEDULERS) if name != "diws"] + [
     ("easy", {"queue_order": "spt"}), ("easy", {"queue_order": "wfp3"}), ("fcfs", {"queue_order": "saf"}),
     ("easy-sjbf", {"queue_order": "f2"}), ("easy", {"reservation": "machines"}),
     ("easy", {"reservation": "machines", "rjms_delay_s": 0.0}),
+    # the policies study's functions, both modes: a strict list (fcfs) and EASY
+    *[(mode, {"queue_order": order}) for mode in ("fcfs", "easy")
+      for order in ("lin", "qdr:ctc", "cub:sdsc", "qua", "unicef", "f2")],
+    ("fcfs", {"queue_order": "wfp3"}),
 ]
+#: queue orders of the strict-list property: static ones, the study's polynomials, dynamic ones
+STRICT_ORDERS = ("fcfs", "spt", "saf", "f2", "lin", "qdr", "cub:ctc", "qua:sdsc", "wfp3", "unicef")
 
 
 @st.composite
@@ -154,3 +161,26 @@ def test_easy_is_never_worse_than_fcfs_for_the_first_blocked_job(scenario):
     for job_id, record in fcfs.records.items():
         if record.start_s == 0.0:
             assert easy.records[job_id].start_s == 0.0
+
+
+@pytest.mark.parametrize("queue_order", STRICT_ORDERS)
+@settings(max_examples=80, deadline=None)
+@given(scenario=scenarios())
+def test_the_strict_list_never_starts_a_job_before_an_earlier_ranked_one(queue_order, scenario):
+    """`fcfs -O queue_order=X`: when a job starts, every job waiting since before that instant
+    ranks after it by X at that instant (dynamic policies are ranked at the start time)."""
+    nb_res, specs = scenario
+    engine = simulate(nb_res, specs, "fcfs", {"queue_order": queue_order})
+    policy = get_policy(queue_order)
+    started = [r for r in engine.records.values() if r.state is not JobState.REJECTED]
+    arrival = {job.id: index for index, job in enumerate(engine.workload.jobs)}  # ties: submission order
+    for record in started:
+        now = record.start_s
+
+        def rank(job, now=now):
+            estimate = job.walltime_s if job.walltime_s is not None else float("inf")
+            return (policy.score(job, estimate, now), job.submit_time_s, arrival[job.id])
+
+        for other in started:
+            if other.job.submit_time_s < now < other.start_s:  # waiting when `record` started
+                assert rank(other.job) > rank(record.job), (record.job.id, other.job.id, now)

@@ -58,6 +58,28 @@ def test_the_weight_is_pq_squared_not_pq():
     assert np.allclose(exact, (0.5, 1e-4, -2e-5, 3e-6), rtol=1e-9)
 
 
+@pytest.mark.parametrize("function", ["lin", "qdr", "cub"])
+def test_the_solver_matches_scipy_curve_fit_with_sigma_one_over_pq(function):
+    """The authors' call: curve_fit(f, (p, q, r), score, sigma=1/(p q), absolute_sigma=True), on
+    random data shaped like a score table (p up to a day, q up to 256, r up to two days)."""
+    from scipy.optimize import curve_fit
+
+    from schedlab.schedulers.policy_fit import design
+
+    rng = np.random.default_rng(1)
+    p, q, r = rng.uniform(1, 86_400, 600), rng.integers(1, 257, 600).astype(float), rng.uniform(0, 172_800, 600)
+    score = 1 / 32 + 1e-7 * p - 1e-5 * q + 1e-8 * r + rng.normal(0, 2e-3, 600)
+    x = design(p, q, r, function)
+    scale = np.abs(x).max(axis=0)  # curve_fit's default start (ones) on scaled columns converges
+
+    def model(_, *theta):
+        return (x / scale) @ np.asarray(theta)
+
+    theirs, _ = curve_fit(model, None, score, p0=np.zeros(x.shape[1]), sigma=1 / (p * q), absolute_sigma=True)
+    ours = np.array(fit(p, q, r, score, function).coefficients)
+    assert np.allclose(ours * scale, theirs, rtol=1e-4, atol=1e-9), (ours * scale - theirs) / theirs
+
+
 def test_uncentered_vif_by_hand():
     """No intercept: q = (0, 1, 0, 1) on p and r = p + (0, 0, 0, 0.001) explains q's last entry
     (1000 (r - p)) but not its second: uncentered R² = 1 - 1/2, VIF 2. p and r: nearly collinear."""

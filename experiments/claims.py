@@ -1,0 +1,157 @@
+"""A campaign's `[[claims]]`: a paper's qualitative findings about queue policies, checked on the
+median of a metric (default AVGbsld) over the instances (seeds, windows) of each workload,
+platform and scheduler label, and printed as `paper figure | ours | same sign?`.
+
+    [[claims]]
+    row = "clairvoyant: median AVGbsld Lin vs SAF"
+    paper = "comparable"                   # the paper's words
+    check = "comparable"                   # comparable | closer-to | among-lowest | above
+    policies = ["lin:lublin256", "saf"]    # queue_order values of this campaign
+    scheduler = "list"                     # a scheduler label (default: each label)
+    factor = 1.5                           # comparable: the medians within this factor
+
+Checks (m(x): the median of policy x in one group):
+- comparable [a, b]: 1/factor <= m(a)/m(b) <= factor.
+- closer-to policies, `to`, `than`: every policy is closer to `to` than to the best of `than`, on a
+  log scale ("about as bad as FCFS").
+- among-lowest [x], `rank`: x is among the `rank` lowest medians of the group's policies (or of
+  `than` and x when given).
+- above [x], `than`: m(x) is above every m(y) of `than`.
+The thresholds are ours (the papers give none): chosen before the runs, stated in the rows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+CLAIM_KEYS = {"row", "paper", "check", "policies", "than", "to", "scheduler", "rank", "factor", "metric"}
+CHECKS = ("comparable", "closer-to", "among-lowest", "above")
+
+
+def load_claims(raw: Any, at: Any, labels: list[str], policies: set[str]) -> list[dict[str, Any]]:
+    """Validate `[[claims]]` (errors name the file, line and key)."""
+    from schedlab.experiments.campaign import _table
+
+    if not isinstance(raw, list) or not raw:
+        raise at.error("expected [[claims]] tables", key="claims")
+    claims = []
+    for index, claim in enumerate(raw):
+        claim = dict(_table(claim, CLAIM_KEYS, at, "claims", index))
+        for key in ("row", "paper"):
+            if not isinstance(claim.get(key), str):
+                raise at.error("expected a text", "claims", index, key)
+        if claim.get("check") not in CHECKS:
+            raise at.error(f"expected one of {', '.join(CHECKS)}", "claims", index, "check")
+        for key in ("policies", "than"):
+            value = claim.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise at.error("expected a list of queue_order values", "claims", index, key)
+            unknown = next((v for v in value if v not in policies), None)
+            if unknown is not None:
+                raise at.error(f"no run has queue_order {unknown!r} (this campaign's: {', '.join(sorted(policies))})",
+                               "claims", index, key)
+        if claim.get("to") is not None and claim["to"] not in policies:
+            raise at.error(f"no run has queue_order {claim['to']!r}", "claims", index, "to")
+        needed = {"comparable": 2, "closer-to": 1, "among-lowest": 1, "above": 1}[claim["check"]]
+        if len(claim.get("policies", [])) != needed and not (claim["check"] == "closer-to" and claim.get("policies")):
+            raise at.error(f"{claim['check']} takes {needed} policies", "claims", index, "policies")
+        if claim["check"] in ("closer-to", "above") and not claim.get("than"):
+            raise at.error(f"{claim['check']} needs `than`", "claims", index, "than")
+        if claim["check"] == "closer-to" and claim.get("to") is None:
+            raise at.error("closer-to needs `to`", "claims", index, "to")
+        if "scheduler" in claim and claim["scheduler"] not in labels:
+            raise at.error(f"expected a scheduler label of this campaign ({', '.join(labels)})", "claims", index,
+                           "scheduler")
+        if not isinstance(claim.get("rank", 3), int) or claim.get("rank", 3) < 1:
+            raise at.error("expected an integer >= 1", "claims", index, "rank")
+        if not isinstance(claim.get("factor", 1.5), int | float) or not claim.get("factor", 1.5) > 1:
+            raise at.error("expected a number > 1", "claims", index, "factor")
+        claims.append({"factor": 1.5, "rank": 3, "metric": "mean_bounded_slowdown", **claim})
+    return claims
+
+
+def policy_name(value: str) -> str:
+    """A short display name of a queue_order value: lin:lublin256 -> Lin, fitted.toml#lin -> Lin
+    (ours), wfp3 -> WFP3."""
+    if "#" in value:
+        return f"{value.rpartition('#')[2].capitalize()} (ours)"
+    name, _, workload = value.partition(":")
+    if name in ("lin", "qdr", "cub", "qua"):
+        return name.capitalize() + ("" if workload in ("", "lublin256") else f":{workload}")
+    return value.upper()
+
+
+def _median(part: pd.DataFrame, metric: str, policy: str) -> float:
+    values = part.loc[part["opt_queue_order"] == policy, metric].dropna()
+    return float(values.median()) if len(values) else math.nan
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if math.isnan(value) else (f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}")
+
+
+def evaluate(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, bool | None]:
+    """Ours (text) and whether the claim holds in one group (None: a median is missing)."""
+    metric = claim["metric"]
+    m = {p: _median(part, metric, p) for p in part["opt_queue_order"].dropna().unique()}
+    policies = claim["policies"]
+    if any(math.isnan(m.get(p, math.nan)) for p in [*policies, *claim.get("than", []),
+                                                      *([claim["to"]] if claim.get("to") else [])]):
+        return "a policy has no complete run", None
+    name = policy_name
+    if claim["check"] == "comparable":
+        a, b = policies
+        ratio = m[a] / m[b]
+        holds = 1 / claim["factor"] <= ratio <= claim["factor"]
+        return f"{name(a)} {_fmt(m[a])}, {name(b)} {_fmt(m[b])} (x{ratio:.2f}; within x{claim['factor']:g}?)", holds
+    if claim["check"] == "closer-to":
+        best = min(claim["than"], key=lambda p: m[p])
+        to = claim["to"]
+        holds = all(abs(math.log(m[p] / m[to])) < abs(math.log(m[p] / m[best])) for p in policies)
+        listed = ", ".join(f"{name(p)} {_fmt(m[p])}" for p in policies)
+        return f"{listed}; {name(to)} {_fmt(m[to])}, best other {name(best)} {_fmt(m[best])}", holds
+    if claim["check"] == "among-lowest":
+        x = policies[0]
+        pool = [*claim["than"], x] if claim.get("than") else sorted(m)
+        ranked = sorted(pool, key=lambda p: (m[p], p))
+        rank = ranked.index(x) + 1
+        lowest = ", ".join(f"{name(p)} {_fmt(m[p])}" for p in ranked[: claim["rank"]])
+        return f"{name(x)} {rank} of {len(ranked)} (lowest: {lowest})", rank <= claim["rank"]
+    x = policies[0]
+    holds = all(m[x] > m[p] for p in claim["than"])
+    others = ", ".join(f"{name(p)} {_fmt(m[p])}" for p in claim["than"])
+    return f"{name(x)} {_fmt(m[x])} vs {others}", holds
+
+
+def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
+    """One line per claim and group (workload, platform, scheduler label), and a count per claim
+    when it has several groups."""
+    data = frame[frame["complete"] & frame["repetition"].isna()]
+    if "opt_queue_order" not in data:
+        return pd.DataFrame()
+    lines = []
+    several_platforms = bool(data.groupby("workload")["platform"].nunique().max() > 1)
+    for claim in claims:
+        labels = [claim["scheduler"]] if "scheduler" in claim else sorted(data["scheduler"].unique())
+        groups = [(w, p, s) for w in data["workload"].unique() for p in data["platform"].unique() for s in labels]
+        results = []
+        for workload, platform, label in groups:
+            part = data[(data["workload"] == workload) & (data["platform"] == platform) & (data["scheduler"] == label)]
+            if part.empty:
+                continue
+            ours, holds = evaluate(claim, part)
+            results.append(holds)
+            where = f"{workload}, {label}" + (f", {platform}" if several_platforms else "")
+            lines.append({"row": f"{claim['row']} ({where}; n = {part['instance'].nunique()})",
+                          "paper figure": claim["paper"], "ours": ours,
+                          "same sign?": "-" if holds is None else ("yes" if holds else "no")})
+        if len(results) > 1:
+            known = [r for r in results if r is not None]
+            lines.append({"row": f"{claim['row']}: all groups", "paper figure": claim["paper"],
+                          "ours": f"holds in {sum(known)} of {len(known)}",
+                          "same sign?": "yes" if known and all(known) else ("mostly" if sum(known) * 2 > len(known)
+                                                                           else "no")})
+    return pd.DataFrame(lines)

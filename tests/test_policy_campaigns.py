@@ -1,0 +1,260 @@
+"""The policies study as campaigns: the factory kind (scores made once, fits, report rows), fitted
+files named in campaigns (identified by content), per-workload platforms, the paper's claims,
+and the dynamic policies' array form (the same order as the scalar one)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedlab.cli import main
+from schedlab.engine import Engine
+from schedlab.experiments.campaign import load_campaign
+from schedlab.experiments.claims import claims_table, evaluate
+from schedlab.experiments.plan import expand
+from schedlab.model import Platform
+from schedlab.schedulers.base import create_scheduler
+from schedlab.schedulers.policies import POLICIES, get_policy
+from schedlab.schedulers.queue import QueueScheduler
+from tests.conftest import TRACES, make_workload
+from tests.test_invariants import render
+
+FACTORY = """kind = "policy-factory"
+name = "f"
+trace = "t.swf"
+tuples = 4
+trials = 300
+seed = 3
+functions = ["lin", "qdr"]
+
+[paper]
+coefficients = "lublin256"
+mae = {{ lin = 4.5e-3, qdr = 4.5e-3 }}
+vif_max = {{ lin = 1.3, qdr = 9.6 }}
+{extra}"""
+
+
+def write_trace(path, nb_jobs=80, m=16):
+    lines = [f"; MaxProcs: {m}"] + [f"{i + 1} {40 * i} 0 {20 + 53 * i % 700} {1 + 7 * i % m} -1 -1 {1 + 7 * i % m} 900 "
+                                    "-1 1 1 1 -1 1 -1 -1 -1" for i in range(nb_jobs)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_factory_runs_once_fits_and_reports_beside_the_paper(tmp_path, capsys):
+    write_trace(tmp_path / "t.swf")
+    (tmp_path / "f.toml").write_text(FACTORY.format(extra=""))
+    out = tmp_path / "out"
+    assert main(["experiment", "run", str(tmp_path / "f.toml"), "-o", str(out)]) == 0
+    result = json.loads((out / "factory.json").read_text())
+    scores = sorted((out / "scores").glob("*.csv"))
+    assert len(scores) == 1 and result["metadata"]["rows"] == 4 * 32 and result["metadata"]["max_sum_error"] < 1e-12
+    assert [f["function"] for f in result["fits"]] == ["lin", "qdr"]
+    # the fitted file drives a scheduler
+    policy = get_policy(f"{out / 'fitted.toml'}#qdr")
+    assert "qdr" in policy.doc
+    # a second run reuses the scores (same recipe)
+    before = scores[0].stat().st_mtime_ns
+    capsys.readouterr()
+    assert main(["experiment", "run", str(tmp_path / "f.toml"), "-o", str(out)]) == 0
+    assert "reused" in capsys.readouterr().out and scores[0].stat().st_mtime_ns == before
+    assert main(["report", str(out), "-o", str(out / "report")]) == 0
+    text = (out / "report" / "report.md").read_text()
+    assert "| VIF max: Lin / Qdr | 1.3 / 9.6 |" in text and "sign of the q coefficient: Lin, Qdr | +, \u2212" in text
+    assert "MAE of Lin | 4.50·10⁻³" in text and (out / "report" / "factory.png").stat().st_size > 10_000
+    # another seed is another score table
+    (tmp_path / "f.toml").write_text(FACTORY.format(extra="").replace("seed = 3", "seed = 4"))
+    assert main(["experiment", "run", str(tmp_path / "f.toml"), "-o", str(out)]) == 0
+    assert len(list((out / "scores").glob("*.csv"))) == 2
+
+
+@pytest.mark.parametrize(("change", "fragment"), [
+    (("tuples = 4", "tuples = 0"), "f.toml:4: field 'tuples': expected an integer >= 1"),
+    (('functions = ["lin", "qdr"]', 'functions = ["lin", "lin"]'),
+     "f.toml:7: field 'functions': expected a list of distinct"),
+    (('trace = "t.swf"', 'trace = "missing.swf"'), "f.toml:3: field 'trace': no such file"),
+    (('coefficients = "lublin256"', 'coefficients = "mustang"'),
+     "f.toml:10: field 'paper[0].coefficients': expected one of"),
+    (("seed = 3", "seed = 3\nwindows = 2"), "f.toml:7: field 'windows': unknown key"),
+])
+def test_factory_errors_name_the_file_line_and_key(tmp_path, capsys, change, fragment):
+    write_trace(tmp_path / "t.swf")
+    (tmp_path / "f.toml").write_text(FACTORY.format(extra="").replace(*change))
+    assert main(["experiment", "run", str(tmp_path / "f.toml"), "-o", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and fragment in error, error
+    assert not (tmp_path / "out" / "scores").exists()  # checked before any trial
+
+
+CAMPAIGN = """name = "p"
+[[workloads]]
+name = "kth"
+swf = "{trace}"
+convert = {{ start = 518400, days = 1 }}
+platforms = ["c100"]
+
+[[workloads]]
+name = "synthetic"
+synthetic = {{ jobs = 60, resources = 16 }}
+platforms = ["c16"]
+
+[[platforms]]
+name = "c100"
+resources = 100
+
+[[platforms]]
+name = "c16"
+resources = 16
+
+[[schedulers]]
+name = "fcfs"
+label = "list"
+options = {{ queue_order = ["fcfs", "saf", "fitted.toml#lin", "lin"] }}
+{extra}"""
+
+FITTED = """[lin]
+function = "lin"
+terms = ["1", "p", "q", "r"]
+coefficients = [0.0, {p}, 1.0, 0.0]
+"""
+
+
+def test_fitted_files_in_campaigns_are_identified_by_content_and_platforms_pair(tmp_path, capsys):
+    (tmp_path / "fitted.toml").write_text(FITTED.format(p=1.0))
+    path = tmp_path / "c.toml"
+    path.write_text(CAMPAIGN.format(trace=TRACES / "kth-sp2-excerpt.swf.gz", extra=""))
+    runs = expand(load_campaign(path), tmp_path / "out")
+    assert len(runs) == 2 * 4  # each workload on its own platform only
+    assert {(r.workload, r.platform) for r in runs} == {("kth", "c100"), ("synthetic", "c16")}
+    fitted_run = next(r for r in runs if r.options["queue_order"] == "fitted.toml#lin")
+    assert "queue_order=fitted.toml#lin" in fitted_run.key  # the text as given, not a machine's path
+    assert fitted_run.files == {"queue_order": f"{tmp_path / 'fitted.toml'}#lin"}
+    ids = {r.key: r.id for r in runs}
+    # the same content elsewhere is the same run; other coefficients are other runs
+    moved = tmp_path / "sub"
+    moved.mkdir()
+    (moved / "fitted.toml").write_text(FITTED.format(p=1.0))
+    (moved / "c.toml").write_text(path.read_text())
+    assert {r.key: r.id for r in expand(load_campaign(moved / "c.toml"), tmp_path / "out")} == ids
+    (tmp_path / "fitted.toml").write_text(FITTED.format(p=2.0))
+    changed = {r.key: r.id for r in expand(load_campaign(path), tmp_path / "out")}
+    assert [k for k in ids if ids[k] != changed[k]] == [k for k in ids if "fitted.toml" in k]
+    # the run uses the file next to the campaign, wherever it is started from
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "out")]) == 0
+    frame = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    assert frame["complete"].all() and len(frame) == 8
+    capsys.readouterr()
+    path.write_text(CAMPAIGN.format(trace=TRACES / "kth-sp2-excerpt.swf.gz", extra="").replace(
+        'platforms = ["c16"]', 'platforms = ["c17"]'))
+    assert main(["experiment", "plan", str(path)]) == 2
+    assert "c.toml:11: field 'workloads[1].platforms': no platform named 'c17'" in capsys.readouterr().err
+    path.write_text(CAMPAIGN.format(trace=TRACES / "kth-sp2-excerpt.swf.gz", extra="").replace(
+        '"fitted.toml#lin"', '"missing.toml#lin"'))
+    assert main(["experiment", "plan", str(path)]) == 2
+    assert "field 'schedulers[0].queue_order'" in capsys.readouterr().err
+
+
+CLAIMS = """
+[[claims]]
+row = "Lin vs SAF"
+paper = "comparable"
+check = "comparable"
+policies = ["lin", "saf"]
+
+[[claims]]
+row = "FCFS above"
+paper = "yes"
+check = "above"
+policies = ["fcfs"]
+than = ["saf", "lin"]
+scheduler = "list"
+"""
+
+
+def test_claims_are_validated_run_and_reported(tmp_path, capsys):
+    (tmp_path / "fitted.toml").write_text(FITTED.format(p=1.0))
+    path = tmp_path / "c.toml"
+    path.write_text(CAMPAIGN.format(trace=TRACES / "kth-sp2-excerpt.swf.gz", extra=CLAIMS))
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "out")]) == 0
+    assert main(["report", str(tmp_path / "out"), "-o", str(tmp_path / "report")]) == 0
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "| Lin vs SAF (kth, list; n = 1) | comparable | Lin " in text
+    assert "| FCFS above: all groups | yes | holds in " in text
+    capsys.readouterr()
+    path.write_text(path.read_text().replace('than = ["saf", "lin"]', 'than = ["saf", "spt"]'))
+    assert main(["experiment", "plan", str(path)]) == 2
+    assert "claims[1].than': no run has queue_order 'spt'" in capsys.readouterr().err
+
+
+def group(medians: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame([{"opt_queue_order": policy, "mean_bounded_slowdown": value * factor}
+                         for policy, value in medians.items() for factor in (0.5, 1.0, 1.5)])
+
+
+@pytest.mark.parametrize(("claim", "holds"), [
+    ({"check": "comparable", "policies": ["lin", "saf"], "factor": 1.5}, True),    # 12 / 10
+    ({"check": "comparable", "policies": ["lin", "fcfs"], "factor": 1.5}, False),  # 12 / 100
+    ({"check": "closer-to", "policies": ["qdr"], "to": "fcfs", "than": ["saf", "spt"]}, True),  # 60: log-closer to 100
+    ({"check": "closer-to", "policies": ["qdr", "spt"], "to": "fcfs", "than": ["saf"]}, False),  # spt 20 is not
+    ({"check": "among-lowest", "policies": ["lin"], "rank": 2}, True),   # saf 10, lin 12, spt 20, ...
+    ({"check": "among-lowest", "policies": ["spt"], "rank": 2}, False),
+    ({"check": "above", "policies": ["fcfs"], "than": ["saf", "qdr"]}, True),
+    ({"check": "above", "policies": ["qdr"], "than": ["saf", "fcfs"]}, False),
+])
+def test_claim_checks_on_hand_made_medians(claim, holds):
+    part = group({"saf": 10.0, "lin": 12.0, "spt": 20.0, "qdr": 60.0, "fcfs": 100.0})
+    ours, result = evaluate({"metric": "mean_bounded_slowdown", **claim}, part)
+    assert result is holds, ours
+    assert evaluate({"metric": "mean_bounded_slowdown", "check": "above", "policies": ["fcfs"], "than": ["lpf"]},
+                    part)[1] is None  # a policy without runs: no verdict
+
+
+def test_claims_table_counts_groups():
+    frame = pd.concat([group({"saf": 10.0, "fcfs": 100.0}).assign(workload="a"),
+                       group({"saf": 10.0, "fcfs": 5.0}).assign(workload="b")])
+    frame = frame.assign(platform="p", scheduler="list", complete=True, repetition=math.nan, instance=frame["workload"])
+    table = claims_table(frame, [{"row": "FCFS above SAF", "paper": "yes", "check": "above", "policies": ["fcfs"],
+                                  "than": ["saf"], "metric": "mean_bounded_slowdown"}])
+    assert table["same sign?"].tolist() == ["yes", "no", "no"] and table["ours"].iloc[-1] == "holds in 1 of 2"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in POLICIES.items() if p.vector is not None))
+@settings(max_examples=50, deadline=None)
+@given(data=st.lists(st.tuples(st.floats(0, 1e7), st.one_of(st.floats(0.001, 1e7), st.just(math.inf)),
+                               st.integers(1, 5000)), min_size=1, max_size=40),
+       now=st.floats(0, 2e7))
+def test_array_form_equals_the_scalar_score_bit_for_bit(name, data, now):
+    policy = POLICIES[name]
+    jobs = make_workload([(str(i), submit, res, 10, None) for i, (submit, _, res) in enumerate(data)],
+                         nb_res=5000).jobs
+    estimates = [data[int(job.id.split("!")[1])][1] for job in jobs]
+    scalar = [policy.score(job, estimate, now) for job, estimate in zip(jobs, estimates, strict=True)]
+    vector = policy.vector(np.array([j.submit_time_s for j in jobs]), np.array(estimates),
+                           np.array([float(j.res) for j in jobs]), now)
+    assert vector.tolist() == scalar
+
+
+@pytest.mark.parametrize("scheduler", ["fcfs", "easy"])
+@pytest.mark.parametrize("queue_order", ["wfp3", "unicef"])
+def test_large_dynamic_queues_keep_the_scalar_order(monkeypatch, scheduler, queue_order):
+    from schedlab.workloads.swf import read_swf
+
+    trace = read_swf(TRACES / "kth-sp2-excerpt.swf.gz")
+    columns = trace.columns
+    specs = [(str(i), float(columns["submit_time"][i] - columns["submit_time"][0]),
+              int(max(columns["allocated_processors"][i], 1)), float(max(columns["run_time"][i], 1)),
+              float(max(columns["requested_time"][i], columns["run_time"][i], 1)))
+             for i in range(min(len(trace), 600)) if columns["allocated_processors"][i] <= 100]
+    outputs = []
+    for minimum in (1, 10**9):  # array form from one waiting job; never
+        monkeypatch.setattr(QueueScheduler, "VECTOR_QUEUE_MIN", minimum)
+        engine = Engine(Platform.homogeneous(100), make_workload(specs, nb_res=100),
+                        create_scheduler(scheduler, {"queue_order": queue_order}))
+        engine.run()
+        outputs.append(render(engine))
+    assert outputs[0] == outputs[1] and outputs[0].count("\n") == len(specs)
