@@ -128,17 +128,69 @@ def _save(fig, path: Path, rect: tuple[float, float, float, float] = (0, 0, 1, 1
 
 
 def _panels(data: pd.DataFrame, width: float, height: float):
-    """One panel per (workload, platform): rows are workloads, columns platforms."""
-    workloads, platforms = sorted(data["workload"].unique()), sorted(data["platform"].unique())
+    """One panel per (workload, platform) that has runs: a row per workload, its platforms across
+    (a campaign pairing each workload with its own platform gets one column)."""
+    workloads = sorted(data["workload"].unique())
+    platforms = {w: sorted(data.loc[data["workload"] == w, "platform"].unique()) for w in workloads}
+    columns = max(len(p) for p in platforms.values())
     plt = _pyplot()
-    fig, axes = plt.subplots(len(workloads), len(platforms), squeeze=False,
-                             figsize=(max(width * len(platforms), 7.0), height * len(workloads) + 0.6))
+    fig, axes = plt.subplots(len(workloads), columns, squeeze=False,
+                             figsize=(max(width * columns, 7.0), height * len(workloads) + 0.6))
     panels = []
     for i, workload in enumerate(workloads):
-        for j, platform in enumerate(platforms):
+        for j in range(columns):
+            if j >= len(platforms[workload]):
+                axes[i][j].set_axis_off()
+                continue
+            platform = platforms[workload][j]
             axes[i][j].set_title(f"{workload} on {platform}", fontsize=10)
             panels.append((axes[i][j], data[(data["workload"] == workload) & (data["platform"] == platform)]))
     return fig, panels
+
+
+def plot_policy_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
+    """AVGbsld per queue policy (in the campaign's order), a panel per workload and scheduler:
+    drawn when a campaign varies `queue_order` (the policies study's figures)."""
+    from schedlab.experiments.claims import policy_name
+
+    if "opt_queue_order" not in frame or "mean_bounded_slowdown" not in frame:
+        return None
+    data = frame[frame["complete"] & frame["repetition"].isna() & frame["opt_queue_order"].notna()]
+    orders = list(pd.unique(data["opt_queue_order"]))
+    if len(orders) < 2:
+        return None
+    groups = list(dict.fromkeys(zip(data["workload"], data["platform"], strict=True)))
+    labels = list(pd.unique(data["scheduler"]))
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(groups), len(labels), squeeze=False,
+                             figsize=(max(0.62 * len(orders), 4.2) * len(labels) + 0.4, 2.9 * len(groups) + 0.8))
+    for i, (workload, platform) in enumerate(groups):
+        for j, label in enumerate(labels):
+            axis = axes[i][j]
+            part = data[(data["workload"] == workload) & (data["platform"] == platform) & (data["scheduler"] == label)]
+            present = [o for o in orders if (part["opt_queue_order"] == o).any()]
+            if not present:
+                axis.set_axis_off()
+                continue
+            values = [part.loc[part["opt_queue_order"] == o, "mean_bounded_slowdown"].to_numpy() for o in present]
+            axis.boxplot(values, tick_labels=[policy_name(o) for o in present], showmeans=True)
+            axis.set_yscale("log")
+            top = axis.get_xaxis_transform()  # x: data, y: axes fraction: medians in a row above the boxes
+            for position, value in enumerate(values, start=1):
+                median = float(np.median(value))
+                axis.text(position, 1.01, f"{median:,.0f}" if median >= 100 else f"{median:.3g}", transform=top,
+                          ha="center", va="bottom", fontsize=6.5, color="#a04000")
+            count = part["instance"].nunique()
+            axis.set_title(f"{workload} ({platform}), {label}: {count} instance{'s' if count > 1 else ''}",
+                           fontsize=9, pad=12)
+            axis.tick_params(axis="x", rotation=35, labelsize=7.5)
+            for tick in axis.get_xticklabels():
+                tick.set_horizontalalignment("right")
+            if j == 0:
+                axis.set_ylabel("AVGbsld (log)")
+    fig.suptitle("AVGbsld (tau 10 s) per queue policy; box: seeds or windows, triangle: mean, numbers: medians",
+                 fontsize=9)
+    return _save(fig, path, rect=(0, 0, 1, 0.98))
 
 
 def plot_bsld_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
@@ -328,7 +380,8 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
                          "a configuration whose jittered range overlaps the best one's is not distinguishable "
                          "from it at this noise level.", spread))
     plots = []
-    for title, maker, name in (("AVGbsld per configuration", plot_bsld_boxes, "bsld_boxes.png"),
+    for title, maker, name in (("AVGbsld per queue policy", plot_policy_boxes, "policy_boxes.png"),
+                               ("AVGbsld per configuration", plot_bsld_boxes, "bsld_boxes.png"),
                                ("Waiting-time shares", plot_wait_shares, "wait_shares.png"),
                                ("Metric vs option", plot_option_curves, "option_curves.png")):
         made = maker(frame, out / name)

@@ -258,3 +258,45 @@ def test_large_dynamic_queues_keep_the_scalar_order(monkeypatch, scheduler, queu
         engine.run()
         outputs.append(render(engine))
     assert outputs[0] == outputs[1] and outputs[0].count("\n") == len(specs)
+
+
+@pytest.mark.traces
+def test_the_study_files_validate_and_the_ci_factory_reports(tmp_path):
+    """factory-ci.toml end to end (20 tuples x 4,000 trials of lublin_256.swf); the clairvoyant and
+    long-term campaigns validate; the shipped fit is the full factory's."""
+    from tests.conftest import REPO, SHARED_DATA, need_shared
+
+    need_shared(SHARED_DATA / "swf" / "lublin_256.swf")
+    need_shared(SHARED_DATA / "policies" / "lublin-256-final-score.csv.gz")
+    study = REPO / "experiments" / "policies"
+    out = tmp_path / "factory"
+    assert main(["experiment", "run", str(study / "factory-ci.toml"), "-o", str(out), "--workers", "2"]) == 0
+    result = json.loads((out / "factory.json").read_text())
+    assert result["metadata"]["rows"] == 20 * 32 and result["metadata"]["processors"] == 256
+    lin = next(f for f in result["fits"] if f["function"] == "lin")
+    assert max(lin["vif"].values()) < 2  # Lin's features are nearly orthogonal, as in the study (1.3)
+    reference = {f["function"]: f for f in result["reference_fits"]}
+    assert reference["lin"]["coefficients"][2] == pytest.approx(2.607264e-05, rel=1e-3)  # the published q term
+    assert main(["report", str(out), "-o", str(out / "report")]) == 0
+    assert "sign of the q coefficient" in (out / "report" / "report.md").read_text()
+    clairvoyant = load_campaign(study / "clairvoyant.toml")
+    orders = clairvoyant.schedulers[0].grid["queue_order"]
+    assert len(orders) == 14 and len(clairvoyant.seeds) == 50 and len(clairvoyant.claims) == 4
+    for name in ("lin", "qdr", "cub", "qua"):
+        assert get_policy(f"{study / 'fitted-lublin256.toml'}#{name}").doc.startswith(name)
+    need_shared(SHARED_DATA / "swf" / "ALCF-Theta-2022_cqsim.swf")
+    longterm = load_campaign(study / "longterm.toml")
+    assert [w.platforms for w in longterm.workloads] == [(p.name,) for p in longterm.platforms]
+
+
+@pytest.mark.parametrize("queue_order", ["wfp3", "unicef"])
+def test_dynamic_policies_are_recomputed_at_each_decision(queue_order):
+    """The machine is busy until 100. a (p~ 1000) waits from 1, b (p~ 10) from 90. Scored when they
+    arrived (no wait yet) they would tie and a would go first; at 100, b's wait/p~ (1) beats a's
+    (0.099) under both policies (UNICEF: same log2 q), so b starts at 100 and a at 110."""
+    specs = [("blocker", 0, 2, 100, 100), ("a", 1, 2, 5, 1000), ("b", 90, 2, 10, 10)]
+    engine = Engine(Platform.homogeneous(2), make_workload(specs, nb_res=2),
+                    create_scheduler("fcfs", {"queue_order": queue_order}))
+    engine.run()
+    starts = {k.split("!")[1]: r.start_s for k, r in engine.records.items()}
+    assert starts == {"blocker": 0.0, "b": 100.0, "a": 110.0}
