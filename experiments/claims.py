@@ -102,6 +102,11 @@ def evaluate(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, bool | Non
                                                       *([claim["to"]] if claim.get("to") else [])]):
         return "a policy has no complete run", None
     name = policy_name
+    involved = [*policies, *claim.get("than", []), *([claim["to"]] if claim.get("to") else [])]
+    if claim["check"] == "among-lowest" and not claim.get("than"):
+        involved = list(m)
+    if len({m[p] for p in involved}) == 1:  # e.g. no job waits: AVGbsld 1 everywhere
+        return f"all {len(involved)} medians are {_fmt(m[involved[0]])}: a tie, nothing to rank", None
     if claim["check"] == "comparable":
         a, b = policies
         ratio = m[a] / m[b]
@@ -117,7 +122,7 @@ def evaluate(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, bool | Non
         x = policies[0]
         pool = [*claim["than"], x] if claim.get("than") else sorted(m)
         ranked = sorted(pool, key=lambda p: (m[p], p))
-        rank = ranked.index(x) + 1
+        rank = 1 + sum(m[p] < m[x] for p in pool)  # ties share the better rank
         lowest = ", ".join(f"{name(p)} {_fmt(m[p])}" for p in ranked[: claim["rank"]])
         return f"{name(x)} {rank} of {len(ranked)} (lowest: {lowest})", rank <= claim["rank"]
     x = policies[0]

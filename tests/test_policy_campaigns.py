@@ -183,8 +183,10 @@ def test_claims_are_validated_run_and_reported(tmp_path, capsys):
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "out")]) == 0
     assert main(["report", str(tmp_path / "out"), "-o", str(tmp_path / "report")]) == 0
     text = (tmp_path / "report" / "report.md").read_text()
-    assert "| Lin vs SAF (kth, list; n = 1) | comparable | Lin " in text
-    assert "| FCFS above: all groups | yes | holds in " in text
+    assert "| Lin vs SAF (synthetic, list; n = 1) | comparable | Lin " in text
+    # nobody waits in the trace's day: a tie has no verdict and is not counted
+    assert "| Lin vs SAF (kth, list; n = 1) | comparable | all 2 medians are 1: a tie, nothing to rank | - |" in text
+    assert "| FCFS above: all groups | yes | holds in 1 of 1 |" in text
     capsys.readouterr()
     path.write_text(path.read_text().replace('than = ["saf", "lin"]', 'than = ["saf", "spt"]'))
     assert main(["experiment", "plan", str(path)]) == 2
@@ -212,6 +214,12 @@ def test_claim_checks_on_hand_made_medians(claim, holds):
     assert result is holds, ours
     assert evaluate({"metric": "mean_bounded_slowdown", "check": "above", "policies": ["fcfs"], "than": ["lpf"]},
                     part)[1] is None  # a policy without runs: no verdict
+    flat = group({"saf": 1.0, "lin": 1.0, "fcfs": 1.0})
+    assert evaluate({"metric": "mean_bounded_slowdown", "check": "above", "policies": ["fcfs"], "than": ["saf"]},
+                    flat)[1] is None  # equal medians: a tie, no verdict
+    tied = group({"saf": 1.0, "lin": 1.0, "fcfs": 1.0, "spt": 2.0})
+    assert evaluate({"metric": "mean_bounded_slowdown", "check": "among-lowest", "policies": ["lin"], "rank": 1},
+                    tied)[1] is True  # ties share the better rank
 
 
 def test_claims_table_counts_groups():
