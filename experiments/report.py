@@ -148,6 +148,12 @@ def _panels(data: pd.DataFrame, width: float, height: float):
     return fig, panels
 
 
+def _only_queue_orders(frame: pd.DataFrame) -> bool:
+    """Whether a scheduler label's configurations differ in `queue_order` only."""
+    options = [c for c in frame.columns if c.startswith("opt_") and c != "opt_queue_order"]
+    return all(frame.groupby("scheduler")[c].nunique(dropna=False).max() <= 1 for c in options)
+
+
 def plot_policy_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
     """AVGbsld per queue policy (in the campaign's order), a panel per workload and scheduler:
     drawn when a campaign varies `queue_order` (the policies study's figures)."""
@@ -225,7 +231,7 @@ def plot_bsld_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
             label.set_horizontalalignment("right")
     fig.suptitle("AVGbsld (tau 10 s) per scheduler configuration, unperturbed runs\n(box: seeds and windows; "
                  "triangle: mean; number: median)", fontsize=9)
-    return _save(fig, path)
+    return _save(fig, path, rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))  # room for the two-line title
 
 
 def plot_wait_shares(frame: pd.DataFrame, path: Path) -> Path | None:
@@ -233,7 +239,9 @@ def plot_wait_shares(frame: pd.DataFrame, path: Path) -> Path | None:
     if data.empty or not set(SHARES) <= set(data.columns):
         return None
     count = data["configuration"].nunique()
-    legend_rows = math.ceil(count / 4)
+    longest = max(len(str(c)) for c in data["configuration"].unique())
+    columns = max(1, min(4, int(max(5.2, 0.45 * count, 7.0) * 72 / (4.9 * longest + 36))))  # legend fits
+    legend_rows = math.ceil(count / columns)
     fig, panels = _panels(data, max(5.2, 0.45 * count), 3.6 + 0.22 * legend_rows)
     for axis, part in panels:
         shares = part.groupby("configuration")[list(SHARES)].median()
@@ -251,10 +259,10 @@ def plot_wait_shares(frame: pd.DataFrame, path: Path) -> Path | None:
         axis.set_ylim(0, 112)
         axis.set_ylabel("jobs (%)")
         handles, labels = axis.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), columns), fontsize=8)
     fig.suptitle("Share of jobs by waiting time (median over seeds and windows)", fontsize=10)
     height = fig.get_size_inches()[1]
-    return _save(fig, path, rect=(0, min(0.5, (0.3 + 0.22 * legend_rows) / height), 1, 1))
+    return _save(fig, path, rect=(0, min(0.5, (0.3 + 0.22 * legend_rows) / height), 1, 1 - 0.35 / height))
 
 
 def plot_option_curves(frame: pd.DataFrame, path: Path) -> Path | None:
@@ -383,10 +391,13 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
                          "a configuration whose jittered range overlaps the best one's is not distinguishable "
                          "from it at this noise level.", spread))
     plots = []
-    for title, maker, name in (("AVGbsld per queue policy", plot_policy_boxes, "policy_boxes.png"),
-                               ("AVGbsld per configuration", plot_bsld_boxes, "bsld_boxes.png"),
-                               ("Waiting-time shares", plot_wait_shares, "wait_shares.png"),
-                               ("Metric vs option", plot_option_curves, "option_curves.png")):
+    makers = [("AVGbsld per queue policy", plot_policy_boxes, "policy_boxes.png"),
+              ("AVGbsld per configuration", plot_bsld_boxes, "bsld_boxes.png"),
+              ("Waiting-time shares", plot_wait_shares, "wait_shares.png"),
+              ("Metric vs option", plot_option_curves, "option_curves.png")]
+    for title, maker, name in makers:
+        if maker is plot_bsld_boxes and (out / "policy_boxes.png") in plots and _only_queue_orders(frame):
+            continue  # the per-policy plot shows the same boxes, readably
         made = maker(frame, out / name)
         if made is not None:
             plots.append(made)

@@ -239,10 +239,12 @@ def test_report_files_and_plots(tmp_path):
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o")]) == 0
     assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
     report = (tmp_path / "r" / "report.md").read_text()
-    for section in ("## Summary", "## Perturbation arm", "## AVGbsld per configuration", "## Waiting-time shares",
+    # the campaign varies queue_order only: its boxes are drawn per policy (not per configuration too)
+    for section in ("## Summary", "## Perturbation arm", "## AVGbsld per queue policy", "## Waiting-time shares",
                     "## Schedule of one run"):
         assert section in report
-    for name in ("bsld_boxes.png", "wait_shares.png", "gantt.png"):
+    assert "## AVGbsld per configuration" not in report
+    for name in ("policy_boxes.png", "wait_shares.png", "gantt.png"):
         assert png_is_drawn(tmp_path / "r" / name), name
     page = (tmp_path / "r" / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 3 and "<table>" in page
@@ -256,6 +258,8 @@ def test_metric_vs_option_curves_appear_for_numeric_sweeps(tmp_path):
     assert main(["experiment", "run", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "o")]) == 0
     assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
     assert png_is_drawn(tmp_path / "r" / "option_curves.png")
+    # configurations differ in more than queue_order: boxes per configuration as well
+    assert png_is_drawn(tmp_path / "r" / "bsld_boxes.png") and png_is_drawn(tmp_path / "r" / "policy_boxes.png")
 
 
 def test_html_report_renders_in_headless_chromium(tmp_path):
