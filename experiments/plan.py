@@ -316,6 +316,17 @@ def history_notes(runs: list[Run]) -> list[str]:
     return notes
 
 
+def campaign_notes(campaign: Campaign) -> list[str]:
+    """What a report must say about how the campaign's inputs were made (e.g. clairvoyant walltimes)."""
+    notes = []
+    for spec in campaign.workloads:
+        if spec.convert.get("walltime_from") == "runtime":
+            notes.append(f"workload {spec.name}: every walltime is the job's run time (a clairvoyant workload: "
+                         "schedulers plan with the actual run times without reading them). Batsim reports these "
+                         "jobs COMPLETED_WALLTIME_REACHED at their normal end; no metric changes.")
+    return notes
+
+
 def describe(runs: list[Run]) -> str:
     lines = [f"{len(runs)} runs"]
     lines += [f"  {run.id}  {run.key}" for run in runs]

@@ -369,6 +369,8 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
     sections: list[tuple[str, str, Any]] = []  # (title, text, table or image path)
     sections.append(("Runs", f"{int(complete.sum())} of {len(frame)} runs complete; versions: schedlab "
                      f"{', '.join(sorted(frame['schedlab_version'].unique()))}.", None))
+    if (results_dir / "notes.json").is_file():
+        sections.append(("Notes", " ".join(json.loads((results_dir / "notes.json").read_text())), None))
     if (~complete).any():
         failed = frame.loc[~complete, ["run_id", "workload", "configuration", "error"]]
         sections.append(("Failed runs", "Each recorded with its error; the others went on.", failed))

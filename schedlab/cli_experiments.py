@@ -116,7 +116,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_factory(args)
     if is_predictor_study(args.campaign):
         return _run_study(args)
-    from schedlab.experiments.plan import history_notes
+    from schedlab.experiments.plan import campaign_notes, history_notes
 
     campaign, runs, out = _campaign_and_runs(args)
     notes = history_notes(runs)
@@ -127,6 +127,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if campaign.compare is not None:  # what the report compares, and with which published figures
         with atomic_write(out / "compare.json") as handle:
             handle.write(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")
+    if campaign_notes(campaign):  # what the report must say about the inputs
+        with atomic_write(out / "notes.json") as handle:
+            handle.write(json.dumps(campaign_notes(campaign), indent=1) + "\n")
     if campaign.claims:  # the paper's findings the report checks
         with atomic_write(out / "claims.json") as handle:
             handle.write(json.dumps(list(campaign.claims), indent=1, sort_keys=True) + "\n")

@@ -179,10 +179,14 @@ scheduler = "list"
 def test_claims_are_validated_run_and_reported(tmp_path, capsys):
     (tmp_path / "fitted.toml").write_text(FITTED.format(p=1.0))
     path = tmp_path / "c.toml"
-    path.write_text(CAMPAIGN.format(trace=TRACES / "kth-sp2-excerpt.swf.gz", extra=CLAIMS))
+    path.write_text(CAMPAIGN.format(trace=TRACES / "kth-sp2-excerpt.swf.gz", extra=CLAIMS).replace(
+        "days = 1 }", 'days = 1, walltime_from = "runtime" }'))
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "out")]) == 0
     assert main(["report", str(tmp_path / "out"), "-o", str(tmp_path / "report")]) == 0
     text = (tmp_path / "report" / "report.md").read_text()
+    # a clairvoyant workload is said to be one, with what Batsim makes of it
+    assert "workload kth: every walltime is the job's run time" in text and "COMPLETED_WALLTIME_REACHED" in text
+    assert "workload synthetic" not in text.split("## Notes")[1].split("##")[0]
     assert "| Lin vs SAF (synthetic, list; n = 1) | comparable | Lin " in text
     # nobody waits in the trace's day: a tie has no verdict and is not counted
     assert "| Lin vs SAF (kth, list; n = 1) | comparable | all 2 medians are 1: a tie, nothing to rank | - |" in text
