@@ -157,6 +157,6 @@ def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFr
             known = [r for r in results if r is not None]
             lines.append({"row": f"{claim['row']}: all groups", "paper figure": claim["paper"],
                           "ours": f"holds in {sum(known)} of {len(known)}",
-                          "same sign?": "yes" if known and all(known) else ("mostly" if sum(known) * 2 > len(known)
-                                                                           else "no")})
+                          "same sign?": "-" if not known else ("yes" if all(known) else
+                                                               ("mostly" if sum(known) * 2 > len(known) else "no"))})
     return pd.DataFrame(lines)

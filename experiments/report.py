@@ -150,6 +150,8 @@ def _panels(data: pd.DataFrame, width: float, height: float):
 
 def _only_queue_orders(frame: pd.DataFrame) -> bool:
     """Whether a scheduler label's configurations differ in `queue_order` only."""
+    if "opt_queue_order" not in frame or frame.loc[frame["complete"], "opt_queue_order"].isna().any():
+        return False  # a scheduler without queue_order is in no policy panel
     options = [c for c in frame.columns if c.startswith("opt_") and c != "opt_queue_order"]
     return all(frame.groupby("scheduler")[c].nunique(dropna=False).max() <= 1 for c in options)
 

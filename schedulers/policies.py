@@ -144,7 +144,10 @@ def unicef(job: Job, estimate_s: float, now: float) -> float:
 @vectorized("unicef")
 def _unicef_vector(submit: np.ndarray, estimate: np.ndarray, res: np.ndarray, now: float) -> np.ndarray:
     wait = np.maximum(now - submit, 0.0)
-    return -wait / (np.log2(np.maximum(res, 2)) * np.maximum(_finite_vector(estimate), 1.0))
+    # math.log2 per distinct size: numpy's SIMD log2 can differ from it by an ulp (an order change on ties)
+    sizes, index = np.unique(np.maximum(res, 2), return_inverse=True)
+    logs = np.array([math.log2(size) for size in sizes.tolist()])[index]
+    return -wait / (logs * np.maximum(_finite_vector(estimate), 1.0))
 
 
 def _log_submit(job: Job) -> float:

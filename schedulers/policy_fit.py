@@ -179,6 +179,8 @@ def load_fitted(path: Path, name: str) -> FittedPolicy:
         table = tomllib.loads(path.read_text())[name]
     except FileNotFoundError:
         raise InputError(f"{path}: no such policy file") from None
+    except OSError as exc:  # a directory, no permission
+        raise InputError(f"{path}: cannot read the policy file ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not TOML ({exc})") from None
     except KeyError:

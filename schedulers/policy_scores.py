@@ -24,7 +24,7 @@ from schedlab.errors import InputError
 
 try:
     from numba import njit
-except ImportError:  # pragma: no cover - numba missing: the same code, interpreted (about 100x slower)
+except ImportError:  # pragma: no cover - numba missing: the same code, interpreted (about 150x slower)
     def njit(*_args, **_kwargs):
         return lambda function: function
 
@@ -82,6 +82,8 @@ def trial_bslds(p: np.ndarray, q: np.ndarray, r: np.ndarray, perms: np.ndarray, 
     """AVGbsld of each trial (a row of `perms`: an order of the queued jobs p, q, r) scheduled as a
     strict list after the state `free0` (sorted processor free times), from `not_before_s`."""
     times, counts = np.unique(np.asarray(free0, dtype=float), return_counts=True)
+    if len(q) and int(np.max(q)) > int(counts.sum()):
+        raise ValueError(f"a job asks {int(np.max(q))} processors, the machine has {int(counts.sum())}")
     out = np.empty(len(perms))
     _strict_list_bslds(np.asarray(p, dtype=float), np.asarray(q, dtype=np.int64), np.asarray(r, dtype=float),
                        np.ascontiguousarray(perms, dtype=np.int64), times, counts.astype(np.int64),

@@ -251,6 +251,17 @@ def test_array_form_equals_the_scalar_score_bit_for_bit(name, data, now):
     assert vector.tolist() == scalar
 
 
+def test_unicef_array_form_is_exact_where_numpy_log2_is_not():
+    """Sizes where numpy's SIMD log2 differs from math.log2 by an ulp on some machines (review)."""
+    sizes = np.array([1621.0, 3242.0, 6484.0, 7957.0, 2.0, 93312.0, *range(1, 20000, 7)])
+    jobs = make_workload([(str(i), 0.0, int(r), 10, None) for i, r in enumerate(sizes)], nb_res=100_000).jobs
+    policy = POLICIES["unicef"]
+    scalar = [policy.score(job, 3.0, 500.0) for job in jobs]
+    vector = policy.vector(np.zeros(len(jobs)), np.full(len(jobs), 3.0), np.array([float(j.res) for j in jobs]),
+                           500.0)
+    assert vector.tolist() == scalar
+
+
 @pytest.mark.parametrize("scheduler", ["fcfs", "easy"])
 @pytest.mark.parametrize("queue_order", ["wfp3", "unicef"])
 def test_large_dynamic_queues_keep_the_scalar_order(monkeypatch, scheduler, queue_order):
