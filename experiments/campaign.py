@@ -138,6 +138,28 @@ class _Locator:
                           field=f"{where}{key}" if key else (f"{section}[{index}]" if section else None))
 
 
+def file_kind(path: str | Path) -> str | None:
+    """The `kind` a TOML file declares (`predictor-study`, `policy-factory`; campaigns declare none).
+    A malformed file has none: the campaign loader reports it, with its line."""
+    from schedlab.paths import read_input_text
+
+    try:
+        return tomllib.loads(read_input_text(Path(path), "a campaign file (TOML)")).get("kind")
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def read_checked(path: Path, keys: set[str]) -> tuple[dict[str, Any], _Locator]:
+    """A study file's TOML and its locator; a top-level key not in `keys` is a one-line error."""
+    text = path.read_text(encoding="utf-8")
+    doc = tomllib.loads(text)
+    at = _Locator(path, text)
+    unknown = sorted(set(doc) - keys)
+    if unknown:
+        raise at.error(f"unknown key (known: {', '.join(sorted(keys))})", key=unknown[0])
+    return doc, at
+
+
 def _table(value: Any, keys: set[str], at: _Locator, section: str, index: int) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise at.error("expected a table", section, index)

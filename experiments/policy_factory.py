@@ -28,7 +28,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,27 +41,13 @@ FACTORY_KEYS = {"kind", "name", "description", "trace", "tuples", "trials", "see
 PAPER_KEYS = {"coefficients", "mae", "vif_max"}
 
 
-def is_factory(path: str | Path) -> bool:
-    from schedlab.paths import read_input_text
-
-    try:
-        return tomllib.loads(read_input_text(Path(path), "a campaign file (TOML)")).get("kind") == "policy-factory"
-    except tomllib.TOMLDecodeError:
-        return False  # the campaign loader reports it, with its line
-
-
 def load_factory(path: str | Path) -> dict[str, Any]:
     """Validate a factory file before any work; one line naming the file, line and key otherwise."""
-    from schedlab.experiments.campaign import _Locator
+    from schedlab.experiments.campaign import read_checked
     from schedlab.schedulers.policy_fit import FUNCTIONS, WORKLOADS
 
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    doc = tomllib.loads(text)
-    at = _Locator(path, text)
-    unknown = sorted(set(doc) - FACTORY_KEYS)
-    if unknown:
-        raise at.error(f"unknown key (known: {', '.join(sorted(FACTORY_KEYS))})", key=unknown[0])
+    doc, at = read_checked(path, FACTORY_KEYS)
     files = {}
     for key in ("trace", "reference_scores"):
         if key in doc:

@@ -36,32 +36,16 @@ from schedlab.predictors.evaluate import METRICS, flat_report
 
 STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "paper", "workload", "tables"}
 TABLE_KEYS = {"name", "title", "split", "features"}
-def is_predictor_study(path: str | Path) -> bool:
-    """Whether a TOML file declares `kind = "predictor-study"` (campaign files do not)."""
-    from schedlab.paths import read_input_text
-
-    text = read_input_text(Path(path), "a campaign file (TOML)")
-    try:
-        return tomllib.loads(text).get("kind") == "predictor-study"
-    except tomllib.TOMLDecodeError:
-        return False  # the campaign loader reports it, with its line
-
-
 def load_study(path: str | Path) -> dict[str, Any]:
     """Validate a study file before any work; one line naming the file, line and key otherwise."""
-    from schedlab.experiments.campaign import _Locator, _table
+    from schedlab.experiments.campaign import _table, read_checked
     from schedlab.predictors.features import FEATURE_SETS
     from schedlab.predictors.runtime import MODELS
     from schedlab.predictors.training import check_choices
     from schedlab.workloads.convert import ConversionOptions
 
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    doc = tomllib.loads(text)
-    at = _Locator(path, text)
-    unknown = sorted(set(doc) - STUDY_KEYS)
-    if unknown:
-        raise at.error(f"unknown key (known: {', '.join(sorted(STUDY_KEYS))})", key=unknown[0])
+    doc, at = read_checked(path, STUDY_KEYS)
     models = doc.get("models", ["dt"])
     if not isinstance(models, list) or not models or any(m not in MODELS for m in models):
         raise at.error(f"expected a list of models ({', '.join(MODELS)})", key="models")

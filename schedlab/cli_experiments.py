@@ -27,17 +27,19 @@ def _campaign_and_runs(args: argparse.Namespace):
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from schedlab.experiments.campaign import file_kind
     from schedlab.experiments.plan import describe
-    from schedlab.experiments.policy_factory import is_factory, load_factory
-    from schedlab.experiments.predictor_study import is_predictor_study, load_study
+    from schedlab.experiments.policy_factory import load_factory
+    from schedlab.experiments.predictor_study import load_study
 
-    if is_factory(args.campaign):
+    kind = file_kind(args.campaign)
+    if kind == "policy-factory":
         factory = load_factory(args.campaign)
         print(f"policy factory {factory['name']!r} ({args.campaign}): {factory['tuples']} tuples x "
               f"{factory['trials']:,} trials of {factory['trace']} (seed {factory['seed']}), then fits of "
               f"{', '.join(factory['functions'])}")
         return 0
-    if is_predictor_study(args.campaign):
+    if kind == "predictor-study":
         study = load_study(args.campaign)
         print(f"predictor study {study['name']!r} ({args.campaign}): {len(study['tables'])} tables x "
               f"{len(study['models'])} models on {study['source']}")
@@ -109,12 +111,12 @@ def _run_factory(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from schedlab.experiments.policy_factory import is_factory
-    from schedlab.experiments.predictor_study import is_predictor_study
+    from schedlab.experiments.campaign import file_kind
 
-    if is_factory(args.campaign):
+    kind = file_kind(args.campaign)
+    if kind == "policy-factory":
         return _run_factory(args)
-    if is_predictor_study(args.campaign):
+    if kind == "predictor-study":
         return _run_study(args)
     from schedlab.experiments.plan import campaign_notes, history_notes
 
