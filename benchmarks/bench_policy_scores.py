@@ -134,7 +134,7 @@ def dynamic_rescoring(days: float, start_days: float) -> None:
                                     platform_size=8192)
         convert_columns(to_trace_jobs(read_swf(trace)), options)[0].write(str(path))
         workload = load_workload(path)
-    times, rows = {}, {}
+    times, rows, saved = {}, {}, QueueScheduler.VECTOR_QUEUE_MIN
     for label, minimum in (("array form (queues >= 64)", 64), ("scalar, one job at a time", 10**12)):
         QueueScheduler.VECTOR_QUEUE_MIN = minimum
         engine = Engine(Platform.homogeneous(8192), workload, create_scheduler("fcfs", {"queue_order": "wfp3"}))
@@ -142,7 +142,7 @@ def dynamic_rescoring(days: float, start_days: float) -> None:
         engine.run()
         times[label] = time.perf_counter() - started
         rows[label] = [job_row(engine.records[j]) for j in engine.finished]
-    QueueScheduler.VECTOR_QUEUE_MIN = 64
+    QueueScheduler.VECTOR_QUEUE_MIN = saved
     first, second = times
     assert rows[first] == rows[second], "the two re-scorings gave different schedules"
     print(f"dynamic re-scoring: fcfs + wfp3, days {start_days:g}-{start_days + days:g} of RICC-2010-2 "

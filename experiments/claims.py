@@ -89,12 +89,9 @@ def _median(part: pd.DataFrame, metric: str, policy: str) -> float:
     return float(values.median()) if len(values) else math.nan
 
 
-def _fmt(value: float) -> str:
-    return "n/a" if math.isnan(value) else (f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}")
-
-
 def evaluate(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, bool | None]:
     """Ours (text) and whether the claim holds in one group (None: a median is missing)."""
+    from schedlab.experiments.report import median_text
     metric = claim["metric"]
     m = {p: _median(part, metric, p) for p in part["opt_queue_order"].dropna().unique()}
     policies = claim["policies"]
@@ -106,29 +103,30 @@ def evaluate(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, bool | Non
     if claim["check"] == "among-lowest" and not claim.get("than"):
         involved = list(m)
     if len({m[p] for p in involved}) == 1:  # e.g. no job waits: AVGbsld 1 everywhere
-        return f"all {len(involved)} medians are {_fmt(m[involved[0]])}: a tie, nothing to rank", None
+        return f"all {len(involved)} medians are {median_text(m[involved[0]])}: a tie, nothing to rank", None
     if claim["check"] == "comparable":
         a, b = policies
         ratio = m[a] / m[b]
         holds = 1 / claim["factor"] <= ratio <= claim["factor"]
-        return f"{name(a)} {_fmt(m[a])}, {name(b)} {_fmt(m[b])} (x{ratio:.2f}; within x{claim['factor']:g}?)", holds
+        text = f"{name(a)} {median_text(m[a])}, {name(b)} {median_text(m[b])}"
+        return f"{text} (x{ratio:.2f}; within x{claim['factor']:g}?)", holds
     if claim["check"] == "closer-to":
         best = min(claim["than"], key=lambda p: m[p])
         to = claim["to"]
         holds = all(abs(math.log(m[p] / m[to])) < abs(math.log(m[p] / m[best])) for p in policies)
-        listed = ", ".join(f"{name(p)} {_fmt(m[p])}" for p in policies)
-        return f"{listed}; {name(to)} {_fmt(m[to])}, best other {name(best)} {_fmt(m[best])}", holds
+        listed = ", ".join(f"{name(p)} {median_text(m[p])}" for p in policies)
+        return f"{listed}; {name(to)} {median_text(m[to])}, best other {name(best)} {median_text(m[best])}", holds
     if claim["check"] == "among-lowest":
         x = policies[0]
         pool = [*claim["than"], x] if claim.get("than") else sorted(m)
         ranked = sorted(pool, key=lambda p: (m[p], p))
         rank = 1 + sum(m[p] < m[x] for p in pool)  # ties share the better rank
-        lowest = ", ".join(f"{name(p)} {_fmt(m[p])}" for p in ranked[: claim["rank"]])
+        lowest = ", ".join(f"{name(p)} {median_text(m[p])}" for p in ranked[: claim["rank"]])
         return f"{name(x)} {rank} of {len(ranked)} (lowest: {lowest})", rank <= claim["rank"]
     x = policies[0]
     holds = all(m[x] > m[p] for p in claim["than"])
-    others = ", ".join(f"{name(p)} {_fmt(m[p])}" for p in claim["than"])
-    return f"{name(x)} {_fmt(m[x])} vs {others}", holds
+    others = ", ".join(f"{name(p)} {median_text(m[p])}" for p in claim["than"])
+    return f"{name(x)} {median_text(m[x])} vs {others}", holds
 
 
 def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:

@@ -111,6 +111,11 @@ def perturbation_table(frame: pd.DataFrame, metric: str = "mean_bounded_slowdown
 # ---------------------------------------------------------------------------------------------- plots
 
 
+def median_text(value: float) -> str:
+    """A median as plots and claim rows print it: whole above 100, three digits below."""
+    return "n/a" if math.isnan(value) else (f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}")
+
+
 def _pyplot():
     import matplotlib
 
@@ -188,7 +193,7 @@ def plot_policy_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
             top = axis.get_xaxis_transform()  # x: data, y: axes fraction: medians in a row above the boxes
             for position, value in enumerate(values, start=1):
                 median = float(np.median(value))
-                axis.text(position, 1.01, f"{median:,.0f}" if median >= 100 else f"{median:.3g}", transform=top,
+                axis.text(position, 1.01, median_text(median), transform=top,
                           ha="center", va="bottom", fontsize=6.5, color="#a04000")
             count = part["instance"].nunique()
             axis.set_title(f"{workload} ({platform}), {label}: {count} instance{'s' if count > 1 else ''}",
@@ -226,7 +231,7 @@ def plot_bsld_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
             axis.set_yscale("log")
         for position, value in enumerate(values, start=1):  # the median, readable when boxes are close
             median = float(np.median(value))
-            axis.annotate(f"{median:,.0f}" if median >= 100 else f"{median:.3g}", (position, median),
+            axis.annotate(median_text(median), (position, median),
                           textcoords="offset points", xytext=(12, 3), fontsize=7, color="#a04000")
         axis.tick_params(axis="x", rotation=25, labelsize=8)
         for label in axis.get_xticklabels():

@@ -129,9 +129,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if campaign.compare is not None:  # what the report compares, and with which published figures
         with atomic_write(out / "compare.json") as handle:
             handle.write(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")
-    if campaign_notes(campaign):  # what the report must say about the inputs
+    input_notes = campaign_notes(campaign)
+    if input_notes:  # what the report must say about the inputs
         with atomic_write(out / "notes.json") as handle:
-            handle.write(json.dumps(campaign_notes(campaign), indent=1) + "\n")
+            handle.write(json.dumps(input_notes, indent=1) + "\n")
     if campaign.claims:  # the paper's findings the report checks
         with atomic_write(out / "claims.json") as handle:
             handle.write(json.dumps(list(campaign.claims), indent=1, sort_keys=True) + "\n")
