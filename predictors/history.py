@@ -85,6 +85,12 @@ class CompletionHistory:
         rows = [self._row(user, submit, requested, cores, now_s) for user, submit, requested, cores in jobs]
         return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS), dtype=float)
 
+    def row(self, user: Any, submit_s: float, requested_s: float, cores: float, now_s: float) -> list[float]:
+        """One job's HISTORY_COLUMNS as a list (what a scheduler asks per submission, without pandas)."""
+        if now_s < self.now_s:
+            raise ValueError(f"features at {now_s} asked of a history that holds a completion at {self.now_s}")
+        return self._row(user, submit_s, requested_s, cores, now_s)
+
     def _row(self, user: Any, submit_s: float, requested_s: float, cores: float, now_s: float) -> list[float]:
         day = 86400.0
         tod, dow = 2 * math.pi * (submit_s % day) / day, 2 * math.pi * (submit_s % (7 * day)) / (7 * day)

@@ -29,12 +29,13 @@ def xgboost_module():
 class XGBoostJSON(RegressorMixin, BaseEstimator):
     """xgboost.XGBRegressor with default hyper-parameters; learned state: `booster_json_` (text)."""
 
-    def __init__(self, *, seed: int = 0) -> None:
+    def __init__(self, *, seed: int = 0, subsample: float = 1.0) -> None:
         self.seed = seed
+        self.subsample = subsample  # row sampling without replacement per tree (1.0: xgboost's default)
 
     def fit(self, X: Any, y: Any) -> XGBoostJSON:  # noqa: N803 (scikit-learn's names)
         xgboost = xgboost_module()
-        model = xgboost.XGBRegressor(random_state=self.seed, n_jobs=1)
+        model = xgboost.XGBRegressor(random_state=self.seed, n_jobs=1, subsample=self.subsample)
         model.fit(np.asarray(X, dtype=float), np.asarray(y, dtype=float))
         self.booster_json_ = bytes(model.get_booster().save_raw(raw_format="json")).decode()
         self.xgboost_version_ = xgboost.__version__

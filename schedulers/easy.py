@@ -23,19 +23,20 @@ from schedlab.schedulers.queue import QueueScheduler
 
 @register("easy")
 class EasyBackfilling(MachineReservationMixin, QueueScheduler):
-    """EASY backfilling; candidates tried in queue order (`backfill_order="queue"`) or
-    shortest-estimate first (`"sjbf"`, Tsafrir et al. 2007). `reservation="machines"` follows
+    """EASY backfilling; candidates tried in queue order (`backfill_order="queue"`),
+    shortest-estimate first (`"sjbf"`, Tsafrir et al. 2007) or smallest volume (estimate x
+    resources) first (`"svf"`, the hybrid study's FCFS-BF2). `reservation="machines"` follows
     batsched's easy_bf instead of the textbook count-based rule (see easy_machines.py)."""
 
     #: CALL_ME_LATER only for planned ends that can change a decision (see `call_wanted`); False:
     #: for every end before the kill time (the same schedule, more wake-ups; tests compare the two)
     calls_for_plan_only = True
 
-    def __init__(self, *, queue_order: str = "fcfs", backfill_order: Literal["queue", "sjbf"] = "queue",
+    def __init__(self, *, queue_order: str = "fcfs", backfill_order: Literal["queue", "sjbf", "svf"] = "queue",
                  reservation: Literal["count", "machines"] = "count", rjms_delay_s: float = 5.0) -> None:
         super().__init__(queue_order=queue_order)
-        if backfill_order not in ("queue", "sjbf"):
-            raise ValueError(f"backfill_order must be 'queue' or 'sjbf', got {backfill_order!r}")
+        if backfill_order not in ("queue", "sjbf", "svf"):
+            raise ValueError(f"backfill_order must be 'queue', 'sjbf' or 'svf', got {backfill_order!r}")
         if reservation not in ("count", "machines"):
             raise ValueError(f"reservation must be 'count' or 'machines', got {reservation!r}")
         if reservation == "machines" and (backfill_order != "queue" or self._policy.dynamic):
@@ -153,6 +154,8 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
                 return []
         if self.backfill_order == "sjbf":
             candidates = sorted(candidates, key=lambda c: (c[1][4], c[1][1], c[1][2]))
+        elif self.backfill_order == "svf":
+            candidates = sorted(candidates, key=lambda c: (c[1][4] * c[1][5], c[1][1], c[1][2]))
         started: list[int] = []
         free = self._resources.nb_free
         # The hot loop of EASY: locals only, the estimate cached in the queue entry.

@@ -1,0 +1,215 @@
+"""The hybrid plan/backfill scheduler (Naghshnejad & Singhal 2019), driven by prediction reliability.
+
+Each job gets an online runtime prediction p^ at submission (runtimes.py; `runtime=` may replace it
+by exact or perturbed run times) and, from a reliability model (predictors/reliability.py) retrained
+every `retrain` seconds of simulated time on all completed jobs, an estimated accuracy; it is
+**predictable** iff that estimate is >= `threshold`. Before the first model every job is
+unpredictable. At each decision (submissions, completions, kills):
+
+1. the predictable queue is planned with online-SVF (ascending p^ x cores, ties by submit time then
+   submission order): each job gets the earliest slot of duration p^ in a profile where planned jobs
+   never use more than floor(alpha m) cores at once; those planned for now start;
+2. FCFS with EASY backfilling runs the unpredictable queue with **requested times**, on any core not
+   used or reserved by step 1 (idle cores of the alpha share included): the head starts if it fits
+   now, else gets a reservation at its earliest slot; later jobs start now if they fit around every
+   reservation. So a backfilled job never delays a planned job or the head's reservation.
+
+A predictable job larger than floor(alpha m) is run by step 2. A running planned job past p^ is
+replanned to its requested end (runtimes.py). Retraining is lazy but exact: the first decision at or
+after a boundary b = t0 + k retrain trains on the completions at or before b (a model trained at b
+would have seen exactly those), so no wake-up is needed.
+
+alpha (`alpha_rule`), updated at each retrain from the jobs submitted during the last `retrain`
+seconds, re-classified by the new model: ratio = cores requested by predictable jobs / all cores
+requested; `ema` (default): alpha <- (alpha + ratio) / 2; `paper`: alpha <- alpha x ratio (the
+study's Eq. 1, which can only shrink alpha); `fixed`: alpha stays alpha0. Always clamped to
+[0.1, 0.9]; no submission in the window: unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from typing import Any, Literal
+
+import numpy as np
+
+from schedlab.model import Decision, Job, Platform
+from schedlab.schedulers.base import register
+from schedlab.schedulers.plan_based import PlanBased
+from schedlab.schedulers.profile import AvailabilityProfile
+
+ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
+
+
+@register("hybrid")
+class Hybrid(PlanBased):
+    """Predictable jobs planned (online-SVF on an alpha share), the others EASY-backfilled."""
+
+    def __init__(self, *, alpha0: float = 0.6, threshold: float = 0.6, retrain: float = 86400.0,
+                 alpha_rule: Literal["ema", "paper", "fixed"] = "ema",
+                 reliability: Literal["gbt", "gbt-xgb", "dt"] = "gbt", runtime: str = "predicted",
+                 oracle: str = "", seed: int = 0) -> None:
+        super().__init__(queue_order="fcfs", runtime=runtime, oracle=oracle, seed=seed)
+        if not ALPHA_MIN <= alpha0 <= ALPHA_MAX:
+            raise ValueError(f"alpha0 must be in [{ALPHA_MIN}, {ALPHA_MAX}], got {alpha0}")
+        if not 0 <= threshold <= 1:
+            raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+        if not (retrain > 0 and math.isfinite(retrain)):
+            raise ValueError(f"retrain must be a positive number of seconds, got {retrain}")
+        if alpha_rule not in ("ema", "paper", "fixed"):
+            raise ValueError(f"alpha_rule must be ema, paper or fixed, got {alpha_rule!r}")
+        if reliability not in ("gbt", "gbt-xgb", "dt"):
+            raise ValueError(f"reliability must be gbt, gbt-xgb or dt, got {reliability!r}")
+        self.alpha0, self.threshold, self.retrain = float(alpha0), float(threshold), float(retrain)
+        self.alpha_rule, self.reliability = alpha_rule, reliability
+        self.alpha = self.alpha0
+        self._model: Any = None
+        self._next_boundary_s = math.inf
+        self._trained_rows = -1  # training rows the current model saw
+        # completed jobs: (end, reliability row, accuracy), in completion order
+        self._completed_rows: list[list[float]] = []
+        self._completed_accuracy: list[float] = []
+        self._completed_end_s: list[float] = []
+        self._window: deque[tuple[float, int, list[float]]] = deque()  # (submit, res, reliability row)
+        self._reliability_rows: dict[str, list[float]] = {}
+        #: estimated accuracy of each job (NaN before the first model) and its class, at submission
+        self.estimated_accuracy: dict[str, float] = {}
+        self.predictable: dict[str, bool] = {}
+        self._planned: set[str] = set()  # running jobs started by step 1 (they count in the share)
+        self.retrain_times_s: list[float] = []
+        self.alpha_history: list[tuple[float, float]] = []
+        #: each unpredictable head's reservation at the decision that gave it
+        self.head_reservations_s: dict[str, float] = {}
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "alpha0": self.alpha0, "threshold": self.threshold, "retrain": self.retrain,
+                "alpha_rule": self.alpha_rule, "reliability": self.reliability}
+
+    @property
+    def predicts_online(self) -> bool:
+        return True  # the history feeds the reliability features whatever `runtime` is
+
+    @property
+    def share(self) -> int:
+        """Cores the planned jobs may use at once: floor(alpha m)."""
+        return math.floor(self.alpha * self.nb_resources + 1e-9)
+
+    @property
+    def planned_cores_in_use(self) -> int:
+        return sum(self._running[job_id].job.res for job_id in self._planned)
+
+    # ------------------------------------------------------------------ learning
+    def on_simulation_begins(self, platform: Platform, now: float) -> None:
+        super().on_simulation_begins(platform, now)
+        self._next_boundary_s = now + self.retrain
+        self.alpha_history.append((now, self.alpha))
+
+    def learned(self, job: Job, runtime_s: float, now: float, history_row: list[float], requested_s: float) -> None:
+        from schedlab.predictors.online import accuracy
+
+        row = self._reliability_rows.pop(job.id)
+        self._completed_rows.append(row)
+        self._completed_accuracy.append(float(accuracy(row[-1], max(runtime_s, 1e-9))))
+        self._completed_end_s.append(now)
+
+    def _retrain(self, boundary_s: float) -> None:
+        """The model a retrain at `boundary_s` gives (completions at or before it), then alpha."""
+        from bisect import bisect_right
+
+        from schedlab.predictors.reliability import ReliabilityModel
+
+        self.retrain_times_s.append(boundary_s)
+        rows = bisect_right(self._completed_end_s, boundary_s)
+        if rows and rows != self._trained_rows:
+            t0 = time.perf_counter()
+            self._model = ReliabilityModel(kind=self.reliability, seed=self.seed).fit(
+                np.array(self._completed_rows[:rows]), np.array(self._completed_accuracy[:rows]))
+            self.training_time_s += time.perf_counter() - t0
+            self._trained_rows = rows
+        window = self._window
+        while window and window[0][0] <= boundary_s - self.retrain:
+            window.popleft()
+        if self.alpha_rule == "fixed" or self._model is None:
+            return
+        recent = [entry for entry in window if entry[0] <= boundary_s]
+        if not recent:
+            return
+        estimated = self._model.predict(np.array([row for _, _, row in recent]))
+        cores = np.array([res for _, res, _ in recent], dtype=float)
+        ratio = float(cores[estimated >= self.threshold].sum() / cores.sum())
+        alpha = (self.alpha + ratio) / 2.0 if self.alpha_rule == "ema" else self.alpha * ratio
+        self.alpha = min(max(alpha, ALPHA_MIN), ALPHA_MAX)
+        self.alpha_history.append((boundary_s, self.alpha))
+        self._released = True  # the share changed: a full plan
+
+    def _classify(self, entries: list[tuple[Any, ...]]) -> None:
+        from schedlab.predictors.online import reliability_row
+
+        if not entries:
+            return
+        rows = []
+        for entry in entries:
+            job = entry[3]
+            history_row, requested_s = self._history_rows[job.id]
+            row = reliability_row(history_row, requested_s, self._estimates[job.id])
+            self._reliability_rows[job.id] = row
+            self._window.append((job.submit_time_s, job.res, row))
+            rows.append(row)
+        estimated = (np.full(len(rows), math.nan) if self._model is None
+                     else self._model.predict(np.array(rows)))
+        for entry, value in zip(entries, estimated.tolist(), strict=True):
+            self.estimated_accuracy[entry[3].id] = value
+            self.predictable[entry[3].id] = value >= self.threshold  # NaN (no model): False
+
+    def decide(self, now: float) -> list[Decision]:
+        while now >= self._next_boundary_s:
+            self._retrain(self._next_boundary_s)
+            self._next_boundary_s += self.retrain
+        self._classify(self._new)
+        return super().decide(now)
+
+    # ------------------------------------------------------------------ scheduling
+    def job_finished(self, running: Any, state: Any, now: float) -> None:
+        self._planned.discard(running.job.id)
+        super().job_finished(running, state, now)
+
+    def plan_profile(self, now: float) -> AvailabilityProfile:
+        """Free cores from now on (running jobs to their planned ends), the share capped at
+        floor(alpha m) minus the running planned jobs."""
+        return self.running_profile(now, share=self.share, in_share=lambda job: job.id in self._planned)
+
+    def _schedule(self, now: float, decisions: list[Decision]) -> None:
+        if not (self._released or self._new):
+            return
+        share, profile = self.share, self.plan_profile(now)
+        planned = [e for e in self._queue if self.predictable[e[3].id] and e[5] <= share]
+        planned.sort(key=lambda e: (e[4] * e[5], e[1], e[2]))  # online-SVF
+        started_before = len(decisions)
+        self.plan_queue(profile, planned, now, decisions, capped=True)
+        self._planned.update(d.job_id for d in decisions[started_before:] if hasattr(d, "job_id"))
+        self._backfill(profile, now, decisions)
+        started = {d.job_id for d in decisions[started_before:] if hasattr(d, "job_id")}
+        if started:
+            self._queue = [e for e in self._queue if e[3].id not in started]
+
+    def _backfill(self, profile: AvailabilityProfile, now: float, decisions: list[Decision]) -> None:
+        """Step 2: FCFS + EASY for the unpredictable queue with requested times, around the plan."""
+        share = self.share
+        head_seen = False
+        for entry in self._queue:
+            job = entry[3]
+            if self.predictable[job.id] and job.res <= share:
+                continue
+            duration_s = self.requested_s(job)
+            if profile.fits_now(job.res, duration_s):
+                profile.reserve(now, now + duration_s, job.res)
+                self._start(job, now, decisions, duration_s)
+            elif not head_seen:
+                head_seen = True
+                shadow_s = profile.earliest(job.res, duration_s)
+                profile.reserve(shadow_s, shadow_s + duration_s, job.res)
+                self.head_reservations_s[job.id] = shadow_s
+            if profile.free[0] == 0:
+                break

@@ -1,0 +1,119 @@
+"""Plan-based schedulers (online-SJF, online-SVF) and the hybrid study's backfilling baselines.
+
+A plan-based scheduler re-plans its whole queue at every event: jobs in queue order each get the
+earliest slot of their planned duration in an availability profile (profile.py) built from the
+running jobs' planned ends, and those planned for now start. Later jobs may fill holes left by
+earlier ones (a hole-filling list plan: what "each job gets the earliest slot" means; the study does
+not say). `online-sjf` orders by planned duration (Plan-based1), `online-svf` by duration x cores
+(Plan-based2, Im, Naghshnejad & Singhal 2016), ties by submit time then submission order.
+
+`fcfs-bf1` / `fcfs-bf2` are EASY (count-based) with backfill candidates by shortest duration / by
+smallest volume. All four plan with `runtime=predicted|exact|perturbed:A|requested` (runtimes.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedlab.model import TIME_TOLERANCE_S, Decision
+from schedlab.schedulers.base import register
+from schedlab.schedulers.easy import EasyBackfilling
+from schedlab.schedulers.profile import AvailabilityProfile
+from schedlab.schedulers.queue import QueueScheduler
+from schedlab.schedulers.runtimes import RuntimeEstimates
+
+
+class PlanBased(RuntimeEstimates, QueueScheduler):
+    """Re-plans the queue (in `queue_order`) on an availability profile at every event."""
+
+    def __init__(self, *, queue_order: str = "saf", runtime: str = "predicted", oracle: str = "",
+                 seed: int = 0) -> None:
+        super().__init__(queue_order=queue_order)
+        self._init_runtimes(runtime, oracle, seed)
+        #: each job's planned start at the latest decision that planned it (tests, plots)
+        self.planned_start_s: dict[str, float] = {}
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), **self.runtime_options()}
+
+    def running_profile(self, now: float, *, share: int | None = None, in_share: Any = None) -> AvailabilityProfile:
+        """Free cores from now on, running jobs released at their planned ends. With `share`, the
+        capped dimension starts at `share` minus the cores of running jobs for which `in_share(job)`
+        and gets them back at their ends."""
+        releases = []
+        used_in_share = 0
+        for end_s, _, res in self._ends:
+            counted = share is not None and in_share(self._by_end[(end_s, _, res)].job)
+            used_in_share += res if counted else 0
+            releases.append((end_s, res, res if counted else 0))
+        free = self._resources.nb_free
+        return AvailabilityProfile(now, free, capped_now=None if share is None else share - used_in_share,
+                                   releases=releases)
+
+    def plan_queue(self, profile: AvailabilityProfile, entries: list[tuple[Any, ...]], now: float,
+                   decisions: list[Decision], *, capped: bool = False, fits: Any = None) -> list[tuple[Any, ...]]:
+        """Give each entry (in order) its earliest slot, reserve it, start those planned for now;
+        returns the entries not started. `fits(entry)` False: the entry is skipped (not planned)."""
+        waiting = []
+        for entry in entries:
+            job, duration_s = entry[3], entry[6]
+            if fits is not None and not fits(entry):
+                waiting.append(entry)
+                continue
+            start_s = profile.earliest(job.res, duration_s, capped=capped)
+            profile.reserve(start_s, start_s + duration_s, job.res, capped=capped)
+            self.planned_start_s[job.id] = start_s
+            if start_s <= now + TIME_TOLERANCE_S:
+                self._start(job, now, decisions, entry[4])
+            else:
+                waiting.append(entry)
+        return waiting
+
+    def _schedule(self, now: float, decisions: list[Decision]) -> None:
+        if not (self._released or self._new):
+            return  # nothing freed, nothing new: the plan stands
+        profile = self.running_profile(now)
+        self._queue = self.plan_queue(profile, self._queue, now, decisions)
+
+
+@register("online-sjf")
+class OnlineSJF(PlanBased):
+    """Plan-based, shortest planned duration first (the study's Plan-based1)."""
+
+    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0) -> None:
+        super().__init__(queue_order="spt", runtime=runtime, oracle=oracle, seed=seed)
+
+
+@register("online-svf")
+class OnlineSVF(PlanBased):
+    """Plan-based, smallest volume (duration x cores) first (the study's Plan-based2)."""
+
+    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0) -> None:
+        super().__init__(queue_order="saf", runtime=runtime, oracle=oracle, seed=seed)
+
+
+class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
+    """EASY (FCFS queue, count-based reservation) planned with the `runtime` option."""
+
+    backfill: str = "queue"
+
+    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0) -> None:
+        super().__init__(backfill_order=self.backfill)
+        self._init_runtimes(runtime, oracle, seed)
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), **self.runtime_options()}
+
+
+@register("fcfs-bf1")
+class FcfsBF1(_BackfillBaseline):
+    """FCFS-BF1: EASY, candidates by shortest planned duration (easy-sjbf with `runtime=`)."""
+
+    backfill = "sjbf"
+
+
+@register("fcfs-bf2")
+class FcfsBF2(_BackfillBaseline):
+    """FCFS-BF2: EASY, candidates by smallest volume (duration x cores)."""
+
+    backfill = "svf"

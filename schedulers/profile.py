@@ -1,0 +1,105 @@
+"""An availability profile: free cores over time, for plan-based schedulers.
+
+A step function over [now, inf): segment i covers [times[i], times[i+1]) (the last one is
+unbounded) and holds `free[i]` cores nobody uses or has reserved, and `capped[i]`, what is left of a
+share of the machine that a class of jobs may not exceed (the hybrid scheduler's alpha share of
+planned jobs: the share minus what its own jobs use; a capped job needs its cores in both). Jobs
+are counts of cores (rigid, any cores), as in the count-based EASY: a job planned at t with c cores
+needs c free cores during its whole duration.
+
+`earliest(cores, duration_s)` finds the first instant a job fits, `reserve(start, end, cores)` books
+it. Planning Q jobs in order on a profile of n steps costs O(Q (Q + n)).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Iterable
+
+
+class AvailabilityProfile:
+    """Free cores (and free cores of a capped share) over time, from `now` on."""
+
+    __slots__ = ("capped", "free", "times")
+
+    def __init__(self, now: float, free_now: int, *, capped_now: int | None = None,
+                 releases: Iterable[tuple[float, int, int]] = ()) -> None:
+        """`releases`: (time, cores freed, of which in the capped share), e.g. the planned ends of
+        running jobs; times at or before `now` count as now (an end being revised is never past)."""
+        self.times = [now]
+        self.free = [free_now]
+        self.capped = [free_now if capped_now is None else capped_now]
+        for time_s, cores, capped_cores in sorted(releases):
+            if time_s <= now:
+                self.free[0] += cores
+                self.capped[0] += capped_cores
+                continue
+            if time_s != self.times[-1]:
+                self.times.append(time_s)
+                self.free.append(self.free[-1])
+                self.capped.append(self.capped[-1])
+            self.free[-1] += cores
+            self.capped[-1] += capped_cores
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def free_at(self, time_s: float) -> int:
+        return self.free[max(bisect_right(self.times, time_s) - 1, 0)]
+
+    def capped_at(self, time_s: float) -> int:
+        return self.capped[max(bisect_right(self.times, time_s) - 1, 0)]
+
+    def earliest(self, cores: int, duration_s: float, *, capped: bool = False,
+                 not_before: float | None = None) -> float:
+        """The earliest start >= `not_before` (default: now) at which `cores` are free for
+        `duration_s` (in the capped share too when `capped`); inf if never."""
+        times, free, share = self.times, self.free, self.capped
+        n = len(times)
+        start_s = times[0] if not_before is None else max(not_before, times[0])
+        i = bisect_right(times, start_s) - 1
+        while i < n:
+            start_s = max(times[i], start_s)
+            end_s = start_s + duration_s
+            j = i
+            while j < n and times[j] < end_s:
+                if free[j] < cores or (capped and share[j] < cores):
+                    break
+                j += 1
+            else:
+                return start_s
+            i = j + 1  # no start before the end of the blocking step can fit
+            if i < n:
+                start_s = times[i]
+        return math.inf
+
+    def fits_now(self, cores: int, duration_s: float, *, capped: bool = False) -> bool:
+        return self.earliest(cores, duration_s, capped=capped) == self.times[0]
+
+    def _split(self, time_s: float) -> int:
+        """Index of the step starting at `time_s` (inserted if needed)."""
+        i = bisect_right(self.times, time_s) - 1
+        if self.times[i] == time_s:
+            return i
+        self.times.insert(i + 1, time_s)
+        self.free.insert(i + 1, self.free[i])
+        self.capped.insert(i + 1, self.capped[i])
+        return i + 1
+
+    def reserve(self, start_s: float, end_s: float, cores: int, *, capped: bool = False) -> None:
+        """Book `cores` over [start_s, end_s) (in the capped share too when `capped`). The share
+        counts only its own jobs: a job outside it lowers `free`, and a capped job needs both."""
+        if not end_s > start_s:
+            return
+        first = self._split(start_s)
+        last = self._split(end_s) if math.isfinite(end_s) else len(self.times)
+        free, share = self.free, self.capped
+        for k in range(first, last):
+            free[k] -= cores
+            if capped:
+                share[k] -= cores
+
+    def steps(self) -> list[tuple[float, int, int]]:
+        """(start, free, capped) of every step (tests, plots)."""
+        return list(zip(self.times, self.free, self.capped, strict=True))

@@ -1,0 +1,203 @@
+"""What a plan uses as a job's duration, for the hybrid study's schedulers (`runtime=` option).
+
+- `requested`: the user's requested time (the trace's `requested_time_s`, kept by the converters;
+  the walltime when a workload has none);
+- `predicted`: the online regression of predictors/online.py, learning from each job that ends (the
+  only moment its run time is known), features from a CompletionHistory and the jobs running at the
+  submission; clipped to [1 s, requested time];
+- `exact`: the real run time (clairvoyant);
+- `perturbed:A`: p^ = p * A or p / A with probability 1/2 each (a seeded coin per job id), so every
+  job's accuracy min/max is exactly A; not clipped (a clip would change the accuracy).
+
+`exact` and `perturbed:A` read run times from `oracle=WORKLOAD` (the Batsim workload being simulated;
+a campaign writes `oracle = "@workload"`): clairvoyance is an explicit input, never a leak. Run
+times are keyed by job id without the workload prefix (Batsim's `w0!`).
+
+A job still running past its planned end is replanned to its requested end (the walltime's role in
+the study, whose simulator never kills: `overrun=walltime` of the DIWS issue), and once past that,
+to its walltime end if it has one, else to the next whole hour past its requested time (documented:
+an end never in the past, a wake-up per hour at most).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import numpy as np
+
+from schedlab.model import Job, JobState
+from schedlab.predictors.features import user_and_limit
+from schedlab.schedulers.queue import Running
+
+RUNTIME_CHOICES = "predicted | exact | perturbed:A | requested"
+
+
+def parse_runtime(text: str) -> tuple[str, float]:
+    """`runtime=` -> (kind, accuracy A for perturbed, else 1)."""
+    kind, _, argument = text.partition(":")
+    if kind in ("predicted", "exact", "requested") and not argument:
+        return kind, 1.0
+    if kind == "perturbed":
+        try:
+            value = float(argument)
+        except ValueError:
+            value = math.nan
+        if 0 < value <= 1:
+            return kind, value
+        raise ValueError(f"perturbed:A needs an accuracy 0 < A <= 1, got {argument!r}")
+    raise ValueError(f"runtime must be {RUNTIME_CHOICES}, got {text!r}")
+
+
+def coin(seed: int, job_id: str) -> bool:
+    """A fair coin per (seed, job id): the same whatever the order jobs arrive in."""
+    return hashlib.blake2b(f"{seed}:{job_id}".encode(), digest_size=1).digest()[0] & 1 == 1
+
+
+def bare_id(job_id: str) -> str:
+    return job_id.rpartition("!")[2]
+
+
+def load_oracle(path: str) -> dict[str, float]:
+    """Run times (s) of a workload's jobs by bare id, from their delay profiles."""
+    from schedlab.errors import InputError
+    from schedlab.workload import load_workload
+
+    workload = load_workload(path)
+    oracle = {}
+    for job in workload.jobs:
+        delay = workload.profiles[job.profile].delay_s
+        if delay is None:
+            raise InputError(f"job {job.id}: profile {job.profile!r} is not a delay profile (no run time)", path=path)
+        oracle[bare_id(job.id)] = float(delay)
+    return oracle
+
+
+class RuntimeEstimates:
+    """Mixin for QueueScheduler subclasses: `estimate_s(job)` from the `runtime` option."""
+
+    option_choices = {"runtime": RUNTIME_CHOICES}
+
+    def _init_runtimes(self, runtime: str, oracle: str, seed: int) -> None:
+        self.runtime = runtime
+        self._runtime_kind, self._accuracy = parse_runtime(runtime)
+        if self._runtime_kind in ("exact", "perturbed") and not oracle:
+            raise ValueError(f"runtime={runtime} needs oracle=WORKLOAD (the workload whose run times it is given)")
+        self.oracle = oracle
+        self.seed = seed
+        self._oracle_s: dict[str, float] | None = None
+        self._estimates: dict[str, float] = {}
+        self._user_running: dict[str, dict[str, float]] = {}  # user -> {job id: start}
+        self._predictor_rows: dict[str, list[float]] = {}  # Tab. 1 row of each waiting or running job
+        self._history_rows: dict[str, tuple[list[float], float]] = {}  # (history row, requested time), the same
+        self.predicted_s: dict[str, float] = {}  # each job's online prediction p^, made at its submission
+        from schedlab.predictors.history import CompletionHistory
+        from schedlab.predictors.online import NormalizedRegression
+
+        self.history = CompletionHistory()
+        self.regression = NormalizedRegression()
+
+    def runtime_options(self) -> dict[str, Any]:
+        return {"runtime": self.runtime, "oracle": self.oracle, "seed": self.seed}
+
+    def on_simulation_begins(self, platform: Any, now: float) -> None:
+        super().on_simulation_begins(platform, now)  # type: ignore[misc]
+        self.prepare()
+
+    def prepare(self) -> None:
+        super().prepare()  # type: ignore[misc]
+        if self.oracle and self._oracle_s is None:
+            self._oracle_s = load_oracle(self.oracle)
+
+    @staticmethod
+    def requested_s(job: Job) -> float:
+        """The user's requested time; the walltime when the workload keeps none; inf without either."""
+        limit = user_and_limit(job)[1]
+        if math.isfinite(limit) and limit > 0:
+            return limit
+        return math.inf if job.walltime_s is None else job.walltime_s
+
+    def _predict_online(self, job: Job, now: float) -> float:
+        from schedlab.predictors.online import predictor_row
+
+        user, requested = str(user_and_limit(job)[0]), self.requested_s(job)
+        starts = self._user_running.get(user)
+        st_s = now - min(starts.values()) if starts else 0.0
+        history_row = self.history.row(user, job.submit_time_s, requested, float(job.res), now)
+        row = predictor_row(history_row, requested, len(self._running), st_s)  # type: ignore[attr-defined]
+        self._history_rows[job.id] = (history_row, requested)
+        self._predictor_rows[job.id] = row
+        predicted = float(self.regression.predict([row])[0])
+        return min(max(predicted, 1.0), requested)
+
+    def runtime_estimate_s(self, job: Job, now: float) -> float:
+        kind = self._runtime_kind
+        if kind == "requested":
+            return self.requested_s(job)
+        if kind == "predicted":
+            return self.predicted_s[job.id]
+        if self._oracle_s is None:
+            self.prepare()
+        try:
+            actual = self._oracle_s[bare_id(job.id)]  # type: ignore[index]
+        except KeyError:
+            raise RuntimeError(f"job {job.id} is not in the oracle workload {self.oracle}") from None
+        if kind == "exact":
+            return actual
+        return actual * self._accuracy if coin(self.seed, job.id) else actual / self._accuracy
+
+    # ------------------------------------------------------------------ hooks
+    @property
+    def predicts_online(self) -> bool:
+        """Whether jobs get an online prediction (hybrid: always; the others: runtime=predicted)."""
+        return self._runtime_kind == "predicted"
+
+    def on_job_submitted(self, job: Job, now: float) -> None:
+        if job.res <= self.nb_resources:  # type: ignore[attr-defined]
+            if self.predicts_online:
+                self.predicted_s[job.id] = self._predict_online(job, now)
+            self._estimates[job.id] = self.runtime_estimate_s(job, now)
+        super().on_job_submitted(job, now)  # type: ignore[misc]
+
+    def estimate_s(self, job: Job) -> float:
+        return self._estimates[job.id]
+
+    def _start(self, job: Job, now: float, decisions: list, estimate_s: float | None = None, alloc: Any = None) -> None:
+        user = str(user_and_limit(job)[0])
+        self._user_running.setdefault(user, {})[job.id] = now
+        super()._start(job, now, decisions, estimate_s, alloc)  # type: ignore[misc]
+
+    def job_finished(self, running: Running, state: JobState, now: float) -> None:
+        """The run time becomes known: the history and the regression learn it, and only now."""
+        super().job_finished(running, state, now)  # type: ignore[misc]
+        job = running.job
+        user = str(user_and_limit(job)[0])
+        starts = self._user_running.get(user)
+        if starts is not None:
+            starts.pop(job.id, None)
+            if not starts:
+                del self._user_running[user]
+        if not self.predicts_online:
+            return
+        runtime_s = now - running.start_s
+        self.history.record(user=user, runtime_s=runtime_s, cores=float(job.res), end_s=now)
+        row = self._predictor_rows.pop(job.id)
+        submitted = self._history_rows.pop(job.id)
+        if runtime_s > 0:
+            self.regression.partial_fit(np.array([row]), np.array([runtime_s]))
+        self.learned(job, runtime_s, now, *submitted)
+
+    def learned(self, job: Job, runtime_s: float, now: float, history_row: list[float], requested_s: float) -> None:
+        """A job's run time became known (the history and the regression have learned it); the
+        history row and requested time are those of its submission."""
+
+    def overrun_end_s(self, running: Running, now: float) -> float:
+        start, job = running.start_s, running.job
+        requested_end = start + self.requested_s(job)
+        if requested_end > now + self.TIME_TOLERANCE_S:  # type: ignore[attr-defined]
+            return requested_end
+        if job.walltime_s is not None:
+            return start + job.walltime_s
+        hours = math.floor((now - requested_end) / 3600.0) + 1
+        return requested_end + 3600.0 * hours
