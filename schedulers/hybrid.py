@@ -3,8 +3,8 @@
 Each job gets an online runtime prediction p^ at submission (runtimes.py; `runtime=` may replace it
 by exact or perturbed run times) and, from a reliability model (predictors/reliability.py) retrained
 every `retrain` seconds of simulated time on all completed jobs, an estimated accuracy; it is
-**predictable** iff that estimate is >= `threshold`. Before the first model every job is
-unpredictable. At each decision (submissions, completions, kills):
+**predictable** iff that estimate is >= `threshold`. Before the first model (the first retrain with
+at least 5 completed jobs) every job is unpredictable. At each decision (submissions, completions, kills):
 
 1. the predictable queue is planned with online-SVF (ascending p^ x cores, ties by submit time then
    submission order): each job gets the earliest slot of duration p^ in a profile where planned jobs
@@ -47,6 +47,9 @@ ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 class Hybrid(PlanBased):
     """Predictable jobs planned (online-SVF on an alpha share), the others EASY-backfilled."""
 
+    #: no model from fewer completed jobs (80% row subsampling needs a few rows to leave out)
+    MIN_TRAINING_ROWS = 5
+
     def __init__(self, *, alpha0: float = 0.6, threshold: float = 0.6, retrain: float = 86400.0,
                  alpha_rule: Literal["ema", "paper", "fixed"] = "ema",
                  reliability: Literal["gbt", "gbt-xgb", "dt"] = "gbt", runtime: str = "predicted",
@@ -79,6 +82,8 @@ class Hybrid(PlanBased):
         self.predictable: dict[str, bool] = {}
         self._planned: set[str] = set()  # running jobs started by step 1 (they count in the share)
         self.retrain_times_s: list[float] = []
+        #: completed jobs the model had learned from after each retrain (0: no model yet)
+        self.training_rows: list[int] = []
         self.alpha_history: list[tuple[float, float]] = []
         #: each unpredictable head's reservation at the decision that gave it
         self.head_reservations_s: dict[str, float] = {}
@@ -122,12 +127,13 @@ class Hybrid(PlanBased):
 
         self.retrain_times_s.append(boundary_s)
         rows = bisect_right(self._completed_end_s, boundary_s)
-        if rows and rows != self._trained_rows:
+        if rows >= self.MIN_TRAINING_ROWS and rows != self._trained_rows:
             t0 = time.perf_counter()
             self._model = ReliabilityModel(kind=self.reliability, seed=self.seed).fit(
                 np.array(self._completed_rows[:rows]), np.array(self._completed_accuracy[:rows]))
             self.training_time_s += time.perf_counter() - t0
             self._trained_rows = rows
+        self.training_rows.append(max(self._trained_rows, 0))
         window = self._window
         while window and window[0][0] <= boundary_s - self.retrain:
             window.popleft()
@@ -211,5 +217,5 @@ class Hybrid(PlanBased):
                 shadow_s = profile.earliest(job.res, duration_s)
                 profile.reserve(shadow_s, shadow_s + duration_s, job.res)
                 self.head_reservations_s[job.id] = shadow_s
-            if profile.free[0] == 0:
-                break
+            if head_seen and profile.free[0] == 0:
+                break  # nothing more starts now, and the head has its reservation

@@ -124,11 +124,15 @@ class RuntimeEstimates:
         user, requested = str(user_and_limit(job)[0]), self.requested_s(job)
         starts = self._user_running.get(user)
         st_s = now - min(starts.values()) if starts else 0.0
-        history_row = self.history.row(user, job.submit_time_s, requested, float(job.res), now)
-        row = predictor_row(history_row, requested, len(self._running), st_s)  # type: ignore[attr-defined]
-        self._history_rows[job.id] = (history_row, requested)
+        # features stay finite: an unknown requested time reads as 0 (its fallbacks too)
+        feature_s = requested if math.isfinite(requested) else 0.0
+        history_row = self.history.row(user, job.submit_time_s, feature_s, float(job.res), now)
+        row = predictor_row(history_row, feature_s, len(self._running), st_s)  # type: ignore[attr-defined]
+        self._history_rows[job.id] = (history_row, feature_s)
         self._predictor_rows[job.id] = row
         predicted = float(self.regression.predict([row])[0])
+        if not math.isfinite(predicted):  # diverged on outlandish features: plan with the request
+            return requested
         return min(max(predicted, 1.0), requested)
 
     def runtime_estimate_s(self, job: Job, now: float) -> float:

@@ -1,0 +1,317 @@
+"""The hybrid study: availability profile, online regression, reliability, plan-based schedulers and
+the hybrid scheduler (no look-ahead, exact retraining, the alpha share, backfilling around the plan)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedlab.engine import Engine
+from schedlab.errors import InputError
+from schedlab.model import Platform
+from schedlab.predictors.history import CompletionHistory
+from schedlab.predictors.online import (
+    HYBRID_PREDICTOR_FEATURES,
+    HYBRID_RELIABILITY_FEATURES,
+    NormalizedRegression,
+    accuracy,
+    predictor_row,
+    reliability_row,
+)
+from schedlab.predictors.reliability import ReliabilityModel
+from schedlab.schedulers.base import create_scheduler
+from schedlab.schedulers.profile import AvailabilityProfile
+from schedlab.schedulers.runtimes import coin
+from tests.conftest import make_workload
+from tests.test_invariants import check_invariants
+
+# ---------------------------------------------------------------------------------------------- profile
+
+
+def test_profile_from_running_jobs_and_earliest_slots():
+    # 8 cores, 2 free now; 3 freed at 10 and 3 at 20 (of which 2 were in a share of 4, 1 used)
+    profile = AvailabilityProfile(0.0, 2, capped_now=1, releases=[(20.0, 3, 2), (10.0, 3, 0), (0.0, 0, 0)])
+    assert profile.steps() == [(0.0, 2, 1), (10.0, 5, 1), (20.0, 8, 3)]
+    assert profile.earliest(2, 100.0) == 0.0
+    assert profile.earliest(3, 5.0) == 10.0
+    assert profile.earliest(6, 1.0) == 20.0
+    assert profile.earliest(9, 1.0) == math.inf
+    assert profile.earliest(2, 5.0, capped=True) == 20.0  # the share has 1 core until 20
+    profile.reserve(10.0, 15.0, 4)  # a hole 10..15 for 4 cores
+    assert profile.steps() == [(0.0, 2, 1), (10.0, 1, 1), (15.0, 5, 1), (20.0, 8, 3)]
+    assert profile.earliest(2, 3.0) == 0.0  # fits before the hole
+    assert profile.earliest(2, 11.0) == 15.0  # does not: after it
+    assert profile.earliest(5, 1.0, not_before=12.0) == 15.0
+    profile.reserve(20.0, math.inf, 3, capped=True)
+    assert profile.steps()[-1] == (20.0, 5, 0)
+    assert not profile.fits_now(3, 1.0) and profile.fits_now(1, 1.0, capped=True)
+
+
+# ---------------------------------------------------------------------------------------------- learning
+
+
+def test_normalized_regression_learns_a_polynomial_online():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 10, size=(3000, 2))
+    y = 3600.0 * (1.0 + 0.5 * x[:, 0] + 0.1 * x[:, 0] * x[:, 1])
+    model = NormalizedRegression()
+    assert model.fit(x[:1], y[:1]) is model and not np.all(model.predict(x[:1]) == 0)
+    model = NormalizedRegression()
+    first = np.abs(model.predict(x[-200:]) - y[-200:]).mean()
+    for start in range(0, 2800, 100):
+        model.partial_fit(x[start:start + 100], y[start:start + 100])
+    error = np.abs(model.predict(x[-200:]) - y[-200:]).mean()
+    assert error < 0.1 * first
+    assert model.n_updates_ == 2800 and model.coef_.shape == (6,)  # 1, x0, x1, x0^2, x0 x1, x1^2
+    assert NormalizedRegression(degree=3).fit(x[:5], y[:5]).coef_.shape == (10,)
+
+
+def test_feature_rows_on_a_hand_made_history():
+    history = CompletionHistory()
+    history.record(user="u", runtime_s=100.0, cores=2.0, end_s=1000.0)
+    history.record(user="u", runtime_s=300.0, cores=4.0, end_s=2000.0)
+    row = history.row("u", 86400.0 + 21600.0, 500.0, 8.0, 2600.0)
+    features = dict(zip(HYBRID_PREDICTOR_FEATURES, predictor_row(row, 500.0, current=7, st_s=42.0), strict=True))
+    assert features["reqTime"] == 500.0
+    assert (features["last"], features["beflast"], features["beflast2"]) == (300.0, 100.0, 500.0)  # reqTime fills
+    assert (features["lastcpu"], features["maxrt"], features["maxcpu"]) == (4.0, 300.0, 4.0)
+    assert (features["meanrt"], features["stdrt"], features["meancpu"], features["stdcpu"]) == (200.0, 100.0, 3.0, 1.0)
+    assert (features["current"], features["st"], features["since_last"]) == (7.0, 42.0, 600.0)
+    assert features["tod1"] == pytest.approx(0.0, abs=1e-12) and features["tod2"] == pytest.approx(1.0)  # 06:00
+    assert len(features) == 18
+    reliability = dict(zip([*HYBRID_RELIABILITY_FEATURES, "p"], reliability_row(row, 500.0, 250.0), strict=True))
+    assert reliability["prevuser"] == 2.0 and reliability["p"] == 250.0 and len(reliability) == 17
+    assert "current" not in reliability and "st" not in reliability
+    newcomer = predictor_row(history.row("v", 0.0, 500.0, 8.0, 2600.0), 500.0, current=0, st_s=0.0)
+    assert newcomer[1:4] == [500.0] * 3 and newcomer[-1] == 0.0  # no history: reqTime, and no "since"
+
+
+def test_reliability_models():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, size=(400, 17))
+    y = np.clip(x[:, 1], 0, 1)
+    for kind in ("gbt", "dt"):
+        model = ReliabilityModel(kind=kind).fit(x, y)
+        assert np.corrcoef(model.predict(x), y)[0, 1] > 0.9
+        assert model.predict(x).min() >= 0 and model.predict(x).max() <= 1
+    assert ReliabilityModel().fit(x, y).model_.subsample == 0.8
+    # CNK: accuracy between p^ and the mean run time of the 5 nearest completed jobs
+    rows = np.array([[float(i)] * 16 + [0.0] for i in range(10)])
+    runtimes = np.array([100.0] * 5 + [1000.0] * 5)
+    cnk = ReliabilityModel(kind="cnk").fit(rows, None, runtime_s=runtimes)
+    query = np.array([[1.0] * 16 + [50.0], [9.0] * 16 + [2000.0]])
+    assert cnk.predict(query).tolist() == pytest.approx([0.5, 0.5])
+    with pytest.raises(ValueError):
+        ReliabilityModel(kind="cnk").fit(rows, None)
+
+
+# ---------------------------------------------------------------------------------------------- runtimes
+
+
+def oracle_file(tmp_path, workload):
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(workload.to_json()))
+    return str(path)
+
+
+def test_runtime_option_sources(tmp_path):
+    specs = [(str(i), 0, 1, 10.0 * (i + 1), 1000, {"requested_time_s": 500}) for i in range(40)]
+    workload = make_workload(specs)
+    oracle = oracle_file(tmp_path, workload)
+    estimates = {}
+    for runtime in ("requested", "exact", "perturbed:0.25"):
+        scheduler = create_scheduler("online-svf", {"runtime": runtime, "oracle": oracle, "seed": "3"})
+        Engine(Platform.homogeneous(64), workload, scheduler).run()
+        estimates[runtime] = {job.id: scheduler.estimate_s(job) for job in workload.jobs}
+    actual = {job.id: workload.profiles[job.profile].delay_s for job in workload.jobs}
+    assert set(estimates["requested"].values()) == {500.0}  # the request, not the walltime
+    assert estimates["exact"] == actual
+    perturbed = estimates["perturbed:0.25"]
+    assert all(accuracy(perturbed[j], actual[j]) == pytest.approx(0.25) for j in actual)
+    assert 10 < sum(perturbed[j] < actual[j] for j in actual) < 30  # a fair coin
+    assert all(perturbed[j] < actual[j] for j in actual if coin(3, j))
+    for bad in ({"runtime": "exact"}, {"runtime": "perturbed:0"}, {"runtime": "perturbed:x", "oracle": oracle},
+                {"runtime": "guessed"}):
+        with pytest.raises(InputError):
+            create_scheduler("online-sjf", bad)
+
+
+def test_online_svf_and_fcfs_bf2_golden(tmp_path):
+    """4 cores. A (0 s, 4 cores, 10 s) runs; at 1 s B (2 cores, 5 s), C (2, 20 s), D (4, 2 s) arrive.
+    online-SVF plans by volume: D (8) at 10, B (10) at 12, C (40) at 12. FCFS-BF2 (EASY by volume)
+    keeps FCFS order for the head: B and C at 10, D when C ends at 30."""
+    specs = [("A", 0, 4, 10, 100), ("B", 1, 2, 5, 100), ("C", 1, 2, 20, 100), ("D", 1, 4, 2, 100)]
+    workload = make_workload(specs)
+    oracle = oracle_file(tmp_path, workload)
+    starts = {}
+    for name in ("online-svf", "fcfs-bf2", "online-sjf"):
+        scheduler = create_scheduler(name, {"runtime": "exact", "oracle": oracle})
+        engine = Engine(Platform.homogeneous(4), workload, scheduler)
+        engine.run()
+        starts[name] = {job_id.split("!")[1]: record.start_s for job_id, record in engine.records.items()}
+    assert starts["online-svf"] == {"A": 0.0, "D": 10.0, "B": 12.0, "C": 12.0}
+    assert starts["fcfs-bf2"] == {"A": 0.0, "B": 10.0, "C": 10.0, "D": 30.0}
+    assert starts["online-sjf"] == {"A": 0.0, "D": 10.0, "B": 12.0, "C": 12.0}
+
+
+# ---------------------------------------------------------------------------------------------- hybrid
+
+
+@st.composite
+def hybrid_scenarios(draw):
+    nb_res = draw(st.integers(2, 10))
+    specs = []
+    for i in range(draw(st.integers(5, 40))):
+        submit = draw(st.integers(0, 400))
+        res = draw(st.integers(1, nb_res))
+        delay = draw(st.integers(1, 60))
+        walltime = delay + draw(st.integers(0, 30))  # requested times bound the run times here
+        user = f"u{draw(st.integers(0, 3))}"
+        specs.append((str(i), submit, res, delay, walltime, {"user": user}))
+    return nb_res, specs
+
+
+def watched_hybrid(options):
+    """A hybrid whose every decision is checked: the alpha share holds, the plan of predictable jobs
+    is what a re-plan after the backfilled starts gives (backfilling delayed no planned job), and
+    the unpredictable head's reservation is still its earliest slot."""
+    scheduler = create_scheduler("hybrid", options)
+    decide = scheduler.decide
+    submitted_features = {}
+    on_job_submitted = scheduler.on_job_submitted
+
+    def submitted(job, now):
+        on_job_submitted(job, now)
+        if job.id in scheduler._predictor_rows:
+            submitted_features[job.id] = list(scheduler._predictor_rows[job.id])
+
+    def checked(now):
+        before = {job_id for job_id in scheduler._planned}
+        decisions = decide(now)
+        assert 0.1 <= scheduler.alpha <= 0.9
+        if set(scheduler._planned) - before:
+            assert scheduler.planned_cores_in_use <= scheduler.share
+        share, profile = scheduler.share, scheduler.plan_profile(now)
+        planned = sorted((e for e in scheduler._queue if scheduler.predictable[e[3].id] and e[5] <= share),
+                         key=lambda e: (e[4] * e[5], e[1], e[2]))
+        for entry in planned:
+            start_s = profile.earliest(entry[5], entry[6], capped=True)
+            profile.reserve(start_s, start_s + entry[6], entry[5], capped=True)
+            assert start_s == scheduler.planned_start_s[entry[3].id]
+            assert start_s > now
+        others = [e[3] for e in scheduler._queue if not (scheduler.predictable[e[3].id] and e[5] <= share)]
+        if others and others[0].id in scheduler.head_reservations_s:
+            head = others[0]
+            assert profile.earliest(head.res, scheduler.requested_s(head)) == scheduler.head_reservations_s[head.id]
+        return decisions
+
+    scheduler.decide = checked
+    scheduler.on_job_submitted = submitted
+    return scheduler, submitted_features
+
+
+# decision trees keep the property tests fast; one configuration with the default boosting
+HYBRID_OPTIONS = [{"retrain": "60", "reliability": "dt"},
+                  {"retrain": "45", "alpha_rule": "paper", "alpha0": "0.9", "reliability": "dt"},
+                  {"retrain": "100", "alpha_rule": "fixed", "alpha0": "0.3", "threshold": "0.2", "reliability": "dt"},
+                  {"retrain": "30", "reliability": "dt", "threshold": "0.0"}, {"retrain": "150"}]
+
+
+@pytest.mark.parametrize("options", HYBRID_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=hybrid_scenarios())
+def test_hybrid_invariants_share_and_plan(options, scenario):
+    nb_res, specs = scenario
+    scheduler, _ = watched_hybrid(options)
+    engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), scheduler)
+    engine.run()
+    check_invariants(engine, nb_res)
+    last_event_s = max(record.finish_s for record in engine.records.values())
+    retrain = float(options["retrain"])
+    assert scheduler.retrain_times_s == [retrain * k for k in range(1, int(last_event_s // retrain) + 1)]
+    # each retrain learned from exactly the completions at or before its boundary (none later)
+    for boundary_s, rows in zip(scheduler.retrain_times_s, scheduler.training_rows, strict=True):
+        done = sum(record.finish_s <= boundary_s for record in engine.records.values() if record.start_s is not None)
+        assert rows == (done if done >= scheduler.MIN_TRAINING_ROWS else 0)
+    alphas = [alpha for _, alpha in scheduler.alpha_history]
+    assert all(0.1 <= a <= 0.9 for a in alphas)
+    if options.get("alpha_rule") == "paper":
+        assert all(later <= earlier for earlier, later in itertools.pairwise(alphas))
+    if options.get("alpha_rule") == "fixed":
+        assert set(alphas) == {0.3}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=hybrid_scenarios(), cut=st.integers(0, 400), extra_s=st.integers(1, 500))
+def test_hybrid_does_not_look_ahead(scenario, cut, extra_s):
+    """Lengthen every job that completes after `cut` (so it still does, at most at its walltime):
+    the features, prediction and reliability estimate of every job submitted at or before `cut`
+    stay the same."""
+    nb_res, specs = scenario
+    options = {"retrain": "50", "reliability": "dt"}
+    first, features = watched_hybrid(options)
+    engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), first)
+    engine.run()
+    later = {job_id.split("!")[1] for job_id, record in engine.records.items() if record.finish_s > cut}
+    changed = [(n, s, r, d + extra_s if n in later else d, w, x) for n, s, r, d, w, x in specs]
+    second, features_again = watched_hybrid(options)
+    Engine(Platform.homogeneous(nb_res), make_workload(changed), second).run()
+    early = [f"w0!{n}" for n, s, *_ in specs if s <= cut]
+    for job_id in early:
+        assert features_again[job_id] == features[job_id]
+        assert second.predicted_s[job_id] == first.predicted_s[job_id]
+        a, b = first.estimated_accuracy[job_id], second.estimated_accuracy[job_id]
+        assert a == b or (math.isnan(a) and math.isnan(b))
+        assert second.predictable[job_id] == first.predictable[job_id]
+
+
+def test_hybrid_does_not_look_ahead_on_a_longer_run():
+    rng = np.random.default_rng(11)
+    specs = [(str(i), int(i * 20), int(rng.integers(1, 6)), int(rng.integers(5, 300)), 400, {"user": f"u{i % 4}"})
+             for i in range(150)]
+    cut = 1500
+    first, features = watched_hybrid({"retrain": "300"})
+    engine = Engine(Platform.homogeneous(8), make_workload(specs), first)
+    engine.run()
+    later = {job_id.split("!")[1] for job_id, record in engine.records.items() if record.finish_s > cut}
+    second, features_again = watched_hybrid({"retrain": "300"})
+    Engine(Platform.homogeneous(8), make_workload([(n, s, r, d + 77 if n in later else d, w, x)
+                                                   for n, s, r, d, w, x in specs]), second).run()
+    early = [f"w0!{n}" for n, s, *_ in specs if s <= cut]
+    assert sum(not math.isnan(first.estimated_accuracy[j]) for j in early) > 10  # a model was used
+    assert second.predicted_s != first.predicted_s  # the changed run times were learned from later
+    for job_id in early:
+        assert (features_again[job_id], second.predicted_s[job_id]) == (features[job_id], first.predicted_s[job_id])
+        assert second.estimated_accuracy[job_id] == first.estimated_accuracy[job_id] or math.isnan(
+            first.estimated_accuracy[job_id])
+
+
+def test_hybrid_with_an_oracle_makes_every_job_predictable_once_a_model_exists(tmp_path):
+    rng = np.random.default_rng(5)
+    specs = [(str(i), int(i * 30), int(rng.integers(1, 5)), int(rng.integers(5, 200)), 400, {"user": f"u{i % 3}"})
+             for i in range(200)]
+    workload = make_workload(specs)
+    scheduler = create_scheduler("hybrid", {"runtime": "exact", "oracle": oracle_file(tmp_path, workload),
+                                            "retrain": "600"})
+    Engine(Platform.homogeneous(16), workload, scheduler).run()
+    before = [job.id for job in workload.jobs if job.submit_time_s < 600]
+    after = [job.id for job in workload.jobs if job.submit_time_s > 600]
+    assert not any(scheduler.predictable[j] for j in before)
+    assert all(math.isnan(scheduler.estimated_accuracy[j]) for j in before)
+    assert all(scheduler.predictable[j] for j in after)
+    assert scheduler.alpha_history[-1][1] == 0.9  # everything predictable: the ema rule grows alpha to its cap
+
+
+def test_hybrid_options_are_checked():
+    for bad in ({"alpha0": "0.95"}, {"threshold": "2"}, {"retrain": "0"}, {"alpha_rule": "max"}):
+        with pytest.raises(InputError):
+            create_scheduler("hybrid", bad)
+    options = create_scheduler("hybrid", {}).options()
+    assert options["alpha0"] == 0.6 and options["threshold"] == 0.6 and options["retrain"] == 86400.0
+    assert options["alpha_rule"] == "ema" and options["runtime"] == "predicted"
