@@ -5,7 +5,9 @@ accuracy min(p^, p) / max(p^, p) of completed jobs. Kinds:
 
 - `gbt`: stochastic gradient boosting (Friedman 2002: each stage fits a depth-3 tree on 80% of the
   rows drawn without replacement), scikit-learn's GradientBoostingRegressor(subsample=0.8), 100
-  stages, learning rate 0.1 (its defaults; the study gives none);
+  stages, learning rate 0.1 (its defaults; the study gives none), on features binned to at most 64
+  quantiles of the training rows (as histogram boosting does, xgboost's `hist`: splits fall on bin
+  edges; a retrain on Atlas's jobs takes a third of the time);
 - `gbt-xgb`: the same with xgboost (subsample 0.8, one thread), optional;
 - `dt`: one decision tree (depth 8, at least 20 rows per leaf: an unbounded tree memorises the noise
   of accuracies);
@@ -22,11 +24,30 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 
 from schedlab.predictors.online import accuracy
 
 RELIABILITY_MODELS = ("gbt", "gbt-xgb", "dt", "cnk")
+
+
+class QuantileBins(TransformerMixin, BaseEstimator):
+    """Each feature replaced by the index of its bin among at most `max_bins` quantile bins of the
+    rows it was fitted on (trees split on bin edges; fewer distinct values, faster splits)."""
+
+    def __init__(self, *, max_bins: int = 64) -> None:
+        self.max_bins = max_bins
+
+    def fit(self, X: Any, y: Any = None) -> QuantileBins:  # noqa: N803
+        x = np.asarray(X, dtype=float)
+        levels = np.linspace(0.0, 1.0, self.max_bins + 1)[1:-1]
+        self.edges_ = [np.unique(np.quantile(column, levels)) for column in x.T]
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:  # noqa: N803
+        x = np.asarray(X, dtype=float)
+        return np.column_stack([np.searchsorted(edges, column, side="right")
+                                for edges, column in zip(self.edges_, x.T, strict=True)]).astype(np.float32)
 
 
 class ReliabilityModel(RegressorMixin, BaseEstimator):
@@ -57,8 +78,10 @@ class ReliabilityModel(RegressorMixin, BaseEstimator):
         target = np.asarray(y, dtype=float)
         if self.kind == "gbt":
             from sklearn.ensemble import GradientBoostingRegressor
+            from sklearn.pipeline import make_pipeline
 
-            self.model_ = GradientBoostingRegressor(subsample=self.subsample, random_state=self.seed)
+            self.model_ = make_pipeline(QuantileBins(), GradientBoostingRegressor(subsample=self.subsample,
+                                                                                  random_state=self.seed))
         elif self.kind == "dt":
             from sklearn.tree import DecisionTreeRegressor
 

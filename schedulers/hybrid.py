@@ -209,7 +209,7 @@ class Hybrid(PlanBased):
             if self.predictable[job.id] and job.res <= share:
                 continue
             duration_s = self.requested_s(job)
-            if profile.fits_now(job.res, duration_s):
+            if job.res <= profile.free[0] and profile.fits_now(job.res, duration_s):
                 profile.reserve(now, now + duration_s, job.res)
                 self._start(job, now, decisions, duration_s)
             elif not head_seen:

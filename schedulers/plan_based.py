@@ -30,7 +30,8 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
                  seed: int = 0) -> None:
         super().__init__(queue_order=queue_order)
         self._init_runtimes(runtime, oracle, seed)
-        #: each job's planned start at the latest decision that planned it (tests, plots)
+        #: each job's planned start at the latest decision that planned it (online-SJF/SVF plan only
+        #: until no core is free now: later jobs keep their previous entry)
         self.planned_start_s: dict[str, float] = {}
 
     def options(self) -> dict[str, Any]:
@@ -51,15 +52,16 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
                                    releases=releases)
 
     def plan_queue(self, profile: AvailabilityProfile, entries: list[tuple[Any, ...]], now: float,
-                   decisions: list[Decision], *, capped: bool = False, fits: Any = None) -> list[tuple[Any, ...]]:
+                   decisions: list[Decision], *, capped: bool = False, whole: bool = True) -> list[tuple[Any, ...]]:
         """Give each entry (in order) its earliest slot, reserve it, start those planned for now;
-        returns the entries not started. `fits(entry)` False: the entry is skipped (not planned)."""
+        returns the entries not started. `whole=False`: stop once no core is free now (nothing
+        later can start now; the rest of the plan is only needed by who backfills around it)."""
         waiting = []
-        for entry in entries:
+        for index, entry in enumerate(entries):
+            if not whole and (profile.free[0] <= 0 or (capped and profile.capped[0] <= 0)):
+                waiting.extend(entries[index:])
+                break
             job, duration_s = entry[3], entry[6]
-            if fits is not None and not fits(entry):
-                waiting.append(entry)
-                continue
             start_s = profile.earliest(job.res, duration_s, capped=capped)
             profile.reserve(start_s, start_s + duration_s, job.res, capped=capped)
             self.planned_start_s[job.id] = start_s
@@ -73,7 +75,7 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
         if not (self._released or self._new):
             return  # nothing freed, nothing new: the plan stands
         profile = self.running_profile(now)
-        self._queue = self.plan_queue(profile, self._queue, now, decisions)
+        self._queue = self.plan_queue(profile, self._queue, now, decisions, whole=False)
 
 
 @register("online-sjf")
