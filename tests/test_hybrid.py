@@ -100,7 +100,7 @@ def test_reliability_models():
         model = ReliabilityModel(kind=kind).fit(x, y)
         assert np.corrcoef(model.predict(x), y)[0, 1] > 0.9
         assert model.predict(x).min() >= 0 and model.predict(x).max() <= 1
-    assert ReliabilityModel().fit(x, y).model_.subsample == 0.8
+    assert ReliabilityModel().fit(x, y).model_[-1].subsample == 0.8
     # CNK: accuracy between p^ and the mean run time of the 5 nearest completed jobs
     rows = np.array([[float(i)] * 16 + [0.0] for i in range(10)])
     runtimes = np.array([100.0] * 5 + [1000.0] * 5)
