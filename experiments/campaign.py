@@ -25,6 +25,7 @@ TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "p
 WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
 WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", "history", "platforms", *WORKLOAD_KINDS}
 HISTORY = "@history"  # a scheduler option value: the instance's history workload
+WORKLOAD = "@workload"  # a scheduler option value: the workload file the run simulates
 SYNTHETIC_KEYS = {"jobs", "resources", "load"}
 LUBLIN_KEYS = {"nodes", "jobs", "mode", "missing_walltime"}
 PLATFORM_KEYS = {"name", "file", "resources"}

@@ -16,7 +16,7 @@ from typing import Any
 
 from schedlab import __version__
 from schedlab.errors import InputError
-from schedlab.experiments.campaign import HISTORY, Campaign, WorkloadSpec, canonical_hash
+from schedlab.experiments.campaign import HISTORY, WORKLOAD, Campaign, WorkloadSpec, canonical_hash
 from schedlab.paths import sha256_file
 
 
@@ -301,9 +301,12 @@ def file_identity(effective: dict[str, Any], files: dict[str, str]) -> dict[str,
     return {**effective, **named}
 
 
-def resolve_history(options: dict[str, Any], history_path: str | None) -> dict[str, Any]:
-    """Options with "@history" standing for the instance's history workload file."""
-    return {k: history_path if v == HISTORY else v for k, v in options.items()}
+def resolve_history(options: dict[str, Any], history_path: str | None, workload_path: str | None = None
+                    ) -> dict[str, Any]:
+    """Options with "@history" standing for the instance's history workload file, and "@workload"
+    for the workload the run simulates (the oracle of a clairvoyant scheduler: runtime=exact)."""
+    return {k: history_path if v == HISTORY else workload_path if v == WORKLOAD and workload_path else v
+            for k, v in options.items()}
 
 
 def history_notes(runs: list[Run]) -> list[str]:
@@ -324,6 +327,9 @@ def campaign_notes(campaign: Campaign) -> list[str]:
             notes.append(f"workload {spec.name}: every walltime is the job's run time (a clairvoyant workload: "
                          "schedulers plan with the actual run times without reading them). Batsim reports these "
                          "jobs COMPLETED_WALLTIME_REACHED at their normal end; no metric changes.")
+        if spec.convert.get("walltime_from") == "none":
+            notes.append(f"workload {spec.name}: no walltimes (no job is killed, as in the Alea simulator); "
+                         "schedulers plan with the requested times kept in the jobs' requested_time_s.")
     return notes
 
 

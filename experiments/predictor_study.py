@@ -42,7 +42,6 @@ def load_study(path: str | Path) -> dict[str, Any]:
     from schedlab.predictors.features import FEATURE_SETS
     from schedlab.predictors.runtime import MODELS
     from schedlab.predictors.training import check_choices
-    from schedlab.workloads.convert import ConversionOptions
 
     path = Path(path)
     doc, at = read_checked(path, STUDY_KEYS)
@@ -56,20 +55,7 @@ def load_study(path: str | Path) -> dict[str, Any]:
         raise at.error("expected an integer >= 0", key="seed")
     if not isinstance(share, int | float) or not 0 < share < 1:
         raise at.error("expected a share in (0, 1)", key="test_share")
-    workload = _table(doc.get("workload"), {"swf", "table", "file", "convert"}, at, "workload", 0)
-    kinds = [k for k in ("swf", "table", "file") if k in workload]
-    if len(kinds) != 1:
-        raise at.error("give exactly one of swf, table, file", "workload", 0)
-    source = (path.parent / str(workload[kinds[0]])).resolve()
-    if not source.is_file():
-        raise at.error(f"no such file: {source}", "workload", 0, kinds[0])
-    convert = _table(workload.get("convert", {}), set(ConversionOptions.__dataclass_fields__), at, "workload", 0)
-    if convert and kinds[0] == "file":
-        raise at.error("a Batsim workload file is used as it is", "workload", 0, "convert")
-    try:
-        ConversionOptions(**convert).validate()
-    except (InputError, TypeError, ValueError) as exc:
-        raise at.error(str(exc), "workload", 0, "convert") from None
+    source = load_workload_table(doc, at, path)
     tables = doc.get("tables")
     if not isinstance(tables, list) or not tables:
         raise at.error("at least one [[tables]] table is needed", key="tables")
@@ -92,8 +78,30 @@ def load_study(path: str | Path) -> dict[str, Any]:
             raise at.error(f"no such file: {paper_path}", key="paper")
         paper = _paper_values(paper_path)
     return {"kind": "predictor-study", "name": str(doc.get("name", path.stem)), "models": models, "seed": seed,
-            "test_share": float(share), "source_kind": kinds[0], "source": str(source), "convert": convert,
+            "test_share": float(share), **source,
             "tables": [{"features": "diws", "title": t["name"], **t} for t in tables], "paper": paper}
+
+
+def load_workload_table(doc: dict[str, Any], at: Any, path: Path) -> dict[str, Any]:
+    """A study's `[workload]` (swf, table or file, and convert = {...}): source_kind, source, convert."""
+    from schedlab.experiments.campaign import _table
+    from schedlab.workloads.convert import ConversionOptions
+
+    workload = _table(doc.get("workload"), {"swf", "table", "file", "convert"}, at, "workload", 0)
+    kinds = [k for k in ("swf", "table", "file") if k in workload]
+    if len(kinds) != 1:
+        raise at.error("give exactly one of swf, table, file", "workload", 0)
+    source = (path.parent / str(workload[kinds[0]])).resolve()
+    if not source.is_file():
+        raise at.error(f"no such file: {source}", "workload", 0, kinds[0])
+    convert = _table(workload.get("convert", {}), set(ConversionOptions.__dataclass_fields__), at, "workload", 0)
+    if convert and kinds[0] == "file":
+        raise at.error("a Batsim workload file is used as it is", "workload", 0, "convert")
+    try:
+        ConversionOptions(**convert).validate()
+    except (InputError, TypeError, ValueError) as exc:
+        raise at.error(str(exc), "workload", 0, "convert") from None
+    return {"source_kind": kinds[0], "source": str(source), "convert": convert}
 
 
 def _paper_values(path: Path) -> dict[str, Any]:

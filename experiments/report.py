@@ -362,6 +362,13 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
         name = json.loads((results_dir / "factory.json").read_text())["factory"]["name"]
         parts = [*policy_factory.sections(results_dir), ("Largest VIF and MAE, ours vs paper", "", made)]
         return write_report(out, f"Policy factory: {name}", parts, [made])
+    if (results_dir / "reliability.json").is_file():  # the hybrid study's reliability table
+        from schedlab.experiments import hybrid_reliability
+
+        made = hybrid_reliability.plot_reliability(results_dir, out / "reliability.png")
+        name = json.loads((results_dir / "reliability.json").read_text())["name"]
+        parts = [*hybrid_reliability.sections(results_dir), ("Pearson r, ours vs paper", "", made)]
+        return write_report(out, f"Reliability study: {name}", parts, [made])
     if (results_dir / "study.json").is_file():  # a predictor study, not a campaign
         from schedlab.experiments import predictor_study
 

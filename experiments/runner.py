@@ -79,7 +79,8 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
         workload = _workload(run["workload_path"], run["workload_sha256"])
         if run["repetition"] is not None:
             workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
-        options = resolve_history({**run["options"], **(run.get("files") or {})}, run.get("history_path"))
+        options = resolve_history({**run["options"], **(run.get("files") or {})}, run.get("history_path"),
+                                  run["workload_path"])
         scheduler = create_scheduler(run["scheduler_name"], option_values(options))
         result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
         if isinstance(result.exception, KeyboardInterrupt):

@@ -39,6 +39,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
               f"{factory['trials']:,} trials of {factory['trace']} (seed {factory['seed']}), then fits of "
               f"{', '.join(factory['functions'])}")
         return 0
+    if kind == "hybrid-reliability":
+        from schedlab.experiments.hybrid_reliability import load_reliability_study
+
+        study = load_reliability_study(args.campaign)
+        print(f"reliability study {study['name']!r} ({args.campaign}): {', '.join(study['models'])} retrained every "
+              f"{study['retrain_s']:g} s on {study['source']}")
+        return 0
     if kind == "predictor-study":
         study = load_study(args.campaign)
         print(f"predictor study {study['name']!r} ({args.campaign}): {len(study['tables'])} tables x "
@@ -88,6 +95,16 @@ def _run_study(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_reliability(args: argparse.Namespace) -> int:
+    from schedlab.experiments.hybrid_reliability import load_reliability_study, run_reliability_study
+
+    study = load_reliability_study(args.campaign)
+    out = check_output_dir(args.output or Path("out") / study["name"])
+    frame = run_reliability_study(study, out, progress=lambda line: print(line, flush=True))
+    print(f"reliability study {study['name']!r}: {len(frame)} models -> {out / 'results.parquet'}")
+    return 0
+
+
 def _run_factory(args: argparse.Namespace) -> int:
     from schedlab.experiments.policy_factory import load_factory, run_factory
 
@@ -118,6 +135,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_factory(args)
     if kind == "predictor-study":
         return _run_study(args)
+    if kind == "hybrid-reliability":
+        return _run_reliability(args)
     from schedlab.experiments.plan import campaign_notes, history_notes
 
     campaign, runs, out = _campaign_and_runs(args)

@@ -148,8 +148,9 @@ def _add_conversion_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--missing-walltime", default="none",
                         help="when the requested time is unknown: none (walltime -1, default), drop, runtime, "
                              "factor:F (F x run time) or max:SECONDS")
-    parser.add_argument("--walltime-from", choices=("requested", "runtime"), default="requested",
-                        help="runtime: every walltime is the job's run time (a clairvoyant workload)")
+    parser.add_argument("--walltime-from", choices=("requested", "runtime", "none"), default="requested",
+                        help="runtime: every walltime is the job's run time (a clairvoyant workload); none: no "
+                             "walltime, nobody is killed (Alea), the requested time kept as requested_time_s")
     parser.add_argument("--start", help="window start: seconds from the trace start, or a UTC date")
     parser.add_argument("--days", type=float, help="window length in days (e.g. 15)")
     parser.add_argument("--last-hours", type=float,

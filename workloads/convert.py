@@ -69,12 +69,15 @@ class ConversionOptions:
     only_completed: bool = False
     max_user_share: float | None = None  # drop every job of a user holding more than this share (a flurry)
     #: requested: walltimes from the trace; runtime: every walltime is the job's run time (a
-    #: clairvoyant workload: schedulers plan with actual run times without ever reading them)
+    #: clairvoyant workload: schedulers plan with actual run times without ever reading them);
+    #: none: no walltime (Batsim's -1: no job is killed, as in Alea), the requested time kept as the
+    #: job's `requested_time_s` (a walltime of max(requested, run time) would tell the run time of
+    #: every job that outruns its request)
     walltime_from: str = "requested"
 
     def validate(self) -> None:
-        if self.walltime_from not in ("requested", "runtime"):
-            raise InputError(f"walltime_from must be requested or runtime, got {self.walltime_from!r}")
+        if self.walltime_from not in ("requested", "runtime", "none"):
+            raise InputError(f"walltime_from must be requested, runtime or none, got {self.walltime_from!r}")
         if self.res_from not in ("requested", "allocated"):
             raise InputError(f"res_from must be requested or allocated, got {self.res_from!r}")
         if self.too_large not in ("drop", "reject"):
@@ -224,6 +227,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         walltime = np.where(has_walltime, requested, float(argument))
     if options.walltime_from == "runtime":
         walltime = run.astype(np.float64).copy()
+    elif options.walltime_from == "none":
+        walltime = np.full(n, -1.0)
     no_walltime = ~(walltime > 0)
     shift = float(submit[kept].min()) if len(kept) else 0.0
     ids = trace.job_ids[kept]
