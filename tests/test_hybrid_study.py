@@ -1,0 +1,116 @@
+"""The hybrid study's experiment side: the reliability table, clairvoyant campaigns (@workload), the
+no-walltime conversion, and the shipped configs."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from schedlab.cli import main
+from schedlab.workloads.convert import ConversionOptions, convert_columns
+from schedlab.workloads.swf import read_swf, to_trace_jobs
+from tests.conftest import REPO, TRACES, need_shared
+from tests.test_experiments import one_line_error
+from tests.test_predictors import workload_file
+
+STUDY = """kind = "hybrid-reliability"
+name = "r"
+models = ["gbt", "dt", "cnk"]
+retrain_s = 100
+seed = 0
+paper = {{ gbt = 0.78, dt = 0.66, cnk = 0.50 }}
+
+[workload]
+file = "{workload}"
+"""
+
+
+def test_the_reliability_study_runs_and_reports_beside_the_paper(tmp_path, capsys):
+    path = tmp_path / "r.toml"
+    path.write_text(STUDY.format(workload=workload_file(tmp_path, n=300)))
+    assert main(["experiment", "plan", str(path)]) == 0
+    out = tmp_path / "out"
+    assert main(["experiment", "run", str(path), "-o", str(out)]) == 0
+    frame = pd.read_parquet(out / "results.parquet")
+    assert frame["model"].tolist() == ["gbt", "dt", "cnk"]
+    # jobs from the second 100 s on are estimated; users' habits make accuracies predictable
+    assert (frame["nb_jobs"] > 250).all() and (frame["pearson_r"].abs() <= 1).all()
+    assert frame["paper_r"].tolist() == [0.78, 0.66, 0.50]
+    assert main(["report", str(out), "-o", str(out / "report")]) == 0
+    text = (out / "report" / "report.md").read_text()
+    assert "| correlation GBT / DT / CNK (r) | 0.78 / 0.66 / 0.50 |" in text
+    assert (out / "report" / "reliability.png").stat().st_size > 1000
+
+
+def test_the_reliability_study_checks_its_file_first(tmp_path, capsys):
+    path = tmp_path / "r.toml"
+    path.write_text(STUDY.format(workload=workload_file(tmp_path)).replace('"cnk"]', '"knn"]'))
+    one_line_error(capsys, ["experiment", "run", str(path), "-o", str(tmp_path / "o")], "field 'models'")
+    path.write_text(STUDY.format(workload=workload_file(tmp_path)).replace("retrain_s = 100", "retrain_s = 0"))
+    one_line_error(capsys, ["experiment", "plan", str(path)], "field 'retrain_s'")
+
+
+def test_no_walltime_conversion_keeps_the_requested_time_and_kills_nobody():
+    trace = to_trace_jobs(read_swf(str(TRACES / "kth-sp2-excerpt.swf.gz")))
+    converted, summary = convert_columns(trace, ConversionOptions(walltime_from="none", missing_walltime="drop"))
+    jobs = converted.job_dicts()
+    assert all(job["walltime"] == -1 for job in jobs) and summary["nb_killed_at_walltime"] == 0
+    assert all(job["requested_time_s"] > 0 for job in jobs)  # jobs without a request were dropped
+    assert summary["nb_without_walltime"] == len(jobs)
+
+
+def test_a_clairvoyant_campaign_reads_its_own_workload(tmp_path):
+    """oracle = "@workload": each run's scheduler is given the file it simulates."""
+    path = tmp_path / "c.toml"
+    path.write_text(f"""name = "c"
+seeds = [1]
+
+[[workloads]]
+name = "kth"
+swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
+convert = {{ walltime_from = "none", missing_walltime = "drop", first = 300 }}
+
+[[platforms]]
+name = "p"
+resources = 100
+
+[[schedulers]]
+name = "online-svf"
+label = "exact"
+options = {{ runtime = "exact", oracle = "@workload" }}
+
+[[schedulers]]
+name = "online-svf"
+label = "requested"
+options = {{ runtime = "requested" }}
+""")
+    out = tmp_path / "out"
+    assert main(["experiment", "run", str(path), "-o", str(out)]) == 0
+    frame = pd.read_parquet(out / "results.parquet")
+    assert frame["complete"].all() and len(frame) == 2
+    by = frame.set_index("scheduler")
+    assert by.loc["exact", "mean_bounded_slowdown"] < by.loc["requested", "mean_bounded_slowdown"]
+    assert by.loc["exact", "opt_oracle"] == "@workload"  # the run's identity keeps the placeholder
+    summary = json.loads((out / "runs" / by.loc["exact", "run_id"] / "summary.json").read_text())
+    assert summary["run"]["scheduler"] == "exact" and summary["options"]["oracle"] == "@workload"
+
+
+@pytest.mark.traces
+@pytest.mark.parametrize("name", ["main", "clairvoyance", "sensitivity", "alpha0"])
+def test_the_hybrid_configs_validate(name):
+    from schedlab.experiments.campaign import load_campaign
+
+    need_shared(REPO.parent / "shared" / "data" / "swf" / "LLNL-Atlas-2006-2.1-cln.swf.gz")
+    campaign = load_campaign(REPO / "experiments" / "hybrid" / f"{name}.toml")
+    assert campaign.compare["rows"]
+
+
+@pytest.mark.traces
+def test_the_hybrid_reliability_config_validates():
+    from schedlab.experiments.hybrid_reliability import load_reliability_study
+
+    need_shared(REPO.parent / "shared" / "data" / "swf" / "LLNL-Atlas-2006-2.1-cln.swf.gz")
+    study = load_reliability_study(REPO / "experiments" / "hybrid" / "reliability.toml")
+    assert study["paper"] == {"gbt": 0.78, "dt": 0.66, "cnk": 0.50} and study["convert"]["walltime_from"] == "none"
