@@ -114,3 +114,40 @@ def test_the_hybrid_reliability_config_validates():
     need_shared(REPO.parent / "shared" / "data" / "swf" / "LLNL-Atlas-2006-2.1-cln.swf.gz")
     study = load_reliability_study(REPO / "experiments" / "hybrid" / "reliability.toml")
     assert study["paper"] == {"gbt": 0.78, "dt": 0.66, "cnk": 0.50} and study["convert"]["walltime_from"] == "none"
+
+
+@pytest.mark.batsim
+@pytest.mark.parametrize("name", ["hybrid", "online-svf", "fcfs-bf2"])
+def test_hybrid_schedulers_under_real_batsim_serve_and_pybatsim(tmp_path, name):
+    """`serve` and the pybatsim entry take the same decisions under real Batsim (start times within
+    its millisecond latencies), Batsim's jobs.csv keeps the invariants, and the embedded engine
+    starts the jobs at the same times within 1 s."""
+    import sys
+
+    from schedlab.engine import Engine
+    from schedlab.platform import load_platform
+    from schedlab.schedulers.base import create_scheduler
+    from schedlab.workload import load_workload
+    from tests.test_easy_pp import users_workload
+    from tests.test_real_batsim import check_batsim_jobs_csv, pybatsim_entry, run_real_batsim
+
+    users_workload(tmp_path)
+    options = {"retrain": "1200", "reliability": "dt"} if name == "hybrid" else {}
+    served = run_real_batsim(tmp_path / "serve", tmp_path / "p.xml", tmp_path / "w.json",
+                             [sys.executable, "-m", "schedlab", "serve", name,
+                              *[f"-O{k}={v}" for k, v in options.items()], "--socket", "{socket}"])
+    check_batsim_jobs_csv(served, 120)
+    engine = Engine(load_platform(tmp_path / "p.xml"), load_workload(tmp_path / "w.json"),
+                    create_scheduler(name, options))
+    engine.run()
+    ours = {record.job.id.rpartition("!")[2]: record.start_s for record in engine.records.values()}
+    real = {row["job_id"].rpartition("!")[2]: float(row["starting_time"]) for row in served}
+    assert real.keys() == ours.keys() and all(abs(real[k] - ours[k]) < 1.0 for k in ours)
+    if name != "hybrid":
+        return
+    pybatsim, entry = pybatsim_entry("schedlabHybrid.py")
+    rows = run_real_batsim(tmp_path / "pybatsim", tmp_path / "p.xml", tmp_path / "w.json",
+                           [str(pybatsim), str(entry), "-t", "0", "-s", "{socket}", "-o", json.dumps(options)])
+    theirs = {row["job_id"]: float(row["starting_time"]) for row in rows}
+    assert theirs.keys() == {row["job_id"] for row in served}
+    assert all(abs(theirs[row["job_id"]] - float(row["starting_time"])) < 0.1 for row in served)
