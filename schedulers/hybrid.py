@@ -202,13 +202,15 @@ class Hybrid(PlanBased):
 
     def _backfill(self, profile: AvailabilityProfile, now: float, decisions: list[Decision]) -> None:
         """Step 2: FCFS + EASY for the unpredictable queue with requested times, around the plan."""
-        share = self.share
+        share, predictable, requested = self.share, self.predictable, self.requested_of_s
         head_seen = False
         for entry in self._queue:
             job = entry[3]
-            if self.predictable[job.id] and job.res <= share:
+            if job.res <= share and predictable[job.id]:
                 continue
-            duration_s = self.requested_s(job)
+            if head_seen and job.res > profile.free[0]:
+                continue  # cannot start now; only the head reserves
+            duration_s = requested[job.id]
             if job.res <= profile.free[0] and profile.fits_now(job.res, duration_s):
                 profile.reserve(now, now + duration_s, job.res)
                 self._start(job, now, decisions, duration_s)

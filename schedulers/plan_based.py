@@ -54,11 +54,20 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
     def plan_queue(self, profile: AvailabilityProfile, entries: list[tuple[Any, ...]], now: float,
                    decisions: list[Decision], *, capped: bool = False, whole: bool = True) -> list[tuple[Any, ...]]:
         """Give each entry (in order) its earliest slot, reserve it, start those planned for now;
-        returns the entries not started. `whole=False`: stop once no core is free now (nothing
-        later can start now; the rest of the plan is only needed by who backfills around it)."""
+        returns the entries not started. `whole=False`: stop once fewer cores are free now than any
+        later entry requests (nothing later can start now; the rest of the plan is only needed by
+        who backfills around it)."""
         waiting = []
+        smallest_after: list[int] = []  # smallest request from each entry on: who can still start now
+        if not whole:
+            smallest = self.nb_resources + 1
+            for entry in reversed(entries):
+                smallest = min(smallest, entry[5])
+                smallest_after.append(smallest)
+            smallest_after.reverse()
         for index, entry in enumerate(entries):
-            if not whole and (profile.free[0] <= 0 or (capped and profile.capped[0] <= 0)):
+            if not whole and min(profile.free[0], profile.capped[0] if capped else profile.free[0]) < \
+                    smallest_after[index]:
                 waiting.extend(entries[index:])
                 break
             job, duration_s = entry[3], entry[6]

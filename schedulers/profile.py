@@ -58,20 +58,18 @@ class AvailabilityProfile:
         times, free, share = self.times, self.free, self.capped
         n = len(times)
         start_s = times[0] if not_before is None else max(not_before, times[0])
-        i = bisect_right(times, start_s) - 1
-        while i < n:
-            start_s = max(times[i], start_s)
-            end_s = start_s + duration_s
-            j = i
-            while j < n and times[j] < end_s:
-                if free[j] < cores or (capped and share[j] < cores):
-                    break
+        j = bisect_right(times, start_s) - 1
+        # one pass: a step without room moves the candidate start to the next step; a step with
+        # room that lasts until the candidate's end is the answer
+        while j < n:
+            if free[j] < cores or (capped and share[j] < cores):
                 j += 1
-            else:
+                if j < n:
+                    start_s = times[j]
+                continue
+            j += 1
+            if j == n or times[j] >= start_s + duration_s:
                 return start_s
-            i = j + 1  # no start before the end of the blocking step can fit
-            if i < n:
-                start_s = times[i]
         return math.inf
 
     def fits_now(self, cores: int, duration_s: float, *, capped: bool = False) -> bool:

@@ -88,6 +88,8 @@ class RuntimeEstimates:
         self.seed = seed
         self._oracle_s: dict[str, float] | None = None
         self._estimates: dict[str, float] = {}
+        #: each accepted job's requested time (`requested_s`), read once at its submission
+        self.requested_of_s: dict[str, float] = {}
         self._user_running: dict[str, dict[str, float]] = {}  # user -> {job id: start}
         self._predictor_rows: dict[str, list[float]] = {}  # Tab. 1 row of each waiting or running job
         self._history_rows: dict[str, tuple[list[float], float]] = {}  # (history row, requested time), the same
@@ -159,6 +161,7 @@ class RuntimeEstimates:
 
     def on_job_submitted(self, job: Job, now: float) -> None:
         if job.res <= self.nb_resources:  # type: ignore[attr-defined]
+            self.requested_of_s[job.id] = self.requested_s(job)
             if self.predicts_online:
                 self.predicted_s[job.id] = self._predict_online(job, now)
             self._estimates[job.id] = self.runtime_estimate_s(job, now)

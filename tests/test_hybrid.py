@@ -315,3 +315,23 @@ def test_hybrid_options_are_checked():
     options = create_scheduler("hybrid", {}).options()
     assert options["alpha0"] == 0.6 and options["threshold"] == 0.6 and options["retrain"] == 86400.0
     assert options["alpha_rule"] == "ema" and options["runtime"] == "predicted"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=hybrid_scenarios(), name=st.sampled_from(["online-svf", "online-sjf"]))
+def test_plan_based_stopping_early_changes_no_start(scenario, name):
+    """Online-SJF/SVF stop planning once nothing later can start now: the same schedule as planning
+    the whole queue at every decision."""
+    from tests.test_invariants import render
+
+    nb_res, specs = scenario
+    engines = []
+    for whole in (False, True):
+        scheduler = create_scheduler(name, {"runtime": "requested"})
+        if whole:
+            plan = scheduler.plan_queue
+            scheduler.plan_queue = lambda *args, plan=plan, **kwargs: plan(*args, **{**kwargs, "whole": True})
+        engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), scheduler)
+        engine.run()
+        engines.append(engine)
+    assert render(engines[0]) == render(engines[1])
