@@ -21,6 +21,7 @@ Estimates are clipped to [0, 1]. Models are retrained from scratch (the study re
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,44 @@ from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from schedlab.predictors.online import accuracy
 
 RELIABILITY_MODELS = ("gbt", "gbt-xgb", "dt", "cnk")
+
+
+_COMPILED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # rebuilt, never persisted
+
+
+def _compile(model: ReliabilityModel) -> Any:
+    """rows -> estimates for a fitted `gbt` (bins, then init + sum of learning_rate x tree value in
+    stage order, as GradientBoostingRegressor.predict adds them) or `dt`; False for other kinds."""
+    from bisect import bisect_right
+
+    from schedlab.predictors.fast_trees import _all_trees, _Tree
+
+    if model.kind == "dt":
+        predict_all = _all_trees([_Tree(model.model_.tree_)])
+
+        def dt(rows: list[list[float]]) -> list[float]:
+            cast = np.asarray(rows, dtype=np.float32).astype(float).tolist()  # trees compare float32
+            return [min(max(predict_all(row)[0], 0.0), 1.0) for row in cast]
+
+        return dt
+    if model.kind != "gbt":
+        return False
+    bins, boosting = model.model_[0], model.model_[-1]
+    edges = [e.tolist() for e in bins.edges_]
+    predict_all = _all_trees([_Tree(stage[0].tree_) for stage in boosting.estimators_])
+    start, rate = float(boosting.init_.constant_[0, 0]), float(boosting.learning_rate)
+
+    def gbt(rows: list[list[float]]) -> list[float]:
+        out = []
+        for row in rows:
+            binned = [float(bisect_right(e, x)) for e, x in zip(edges, row, strict=True)]
+            total = start
+            for value in predict_all(binned):
+                total += rate * value
+            out.append(min(max(total, 0.0), 1.0))
+        return out
+
+    return gbt
 
 
 class QuantileBins(TransformerMixin, BaseEstimator):
@@ -92,6 +131,17 @@ class ReliabilityModel(RegressorMixin, BaseEstimator):
             self.model_ = XGBoostJSON(seed=self.seed, subsample=self.subsample)
         self.model_.fit(x, target)
         return self
+
+    def predict_rows(self, rows: list[list[float]]) -> list[float]:
+        """`predict` of a few rows without scikit-learn's per-call validation (a scheduler asks
+        at every decision with submissions): `gbt` and `dt` walk their trees compiled to Python
+        (predictors/fast_trees.py) with the same arithmetic; the other kinds call `predict`."""
+        compiled = _COMPILED.get(self)
+        if compiled is None:
+            compiled = _COMPILED[self] = _compile(self)
+        if compiled is False:
+            return self.predict(np.asarray(rows, dtype=float)).tolist()
+        return compiled(rows)
 
     def predict(self, X: Any) -> np.ndarray:  # noqa: N803
         x = np.atleast_2d(np.asarray(X, dtype=float))

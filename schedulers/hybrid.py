@@ -163,9 +163,8 @@ class Hybrid(PlanBased):
             self._reliability_rows[job.id] = row
             self._window.append((job.submit_time_s, job.res, row))
             rows.append(row)
-        estimated = (np.full(len(rows), math.nan) if self._model is None
-                     else self._model.predict(np.array(rows)))
-        for entry, value in zip(entries, estimated.tolist(), strict=True):
+        estimated = [math.nan] * len(rows) if self._model is None else self._model.predict_rows(rows)
+        for entry, value in zip(entries, estimated, strict=True):
             self.estimated_accuracy[entry[3].id] = value
             self.predictable[entry[3].id] = value >= self.threshold  # NaN (no model): False
 

@@ -101,6 +101,11 @@ def test_reliability_models():
         assert np.corrcoef(model.predict(x), y)[0, 1] > 0.9
         assert model.predict(x).min() >= 0 and model.predict(x).max() <= 1
     assert ReliabilityModel().fit(x, y).model_[-1].subsample == 0.8
+    # the compiled per-row path gives scikit-learn's numbers, bit for bit
+    queries = np.vstack([x[:50], rng.lognormal(size=(200, 17))])
+    for kind in ("gbt", "dt"):
+        model = ReliabilityModel(kind=kind, seed=2).fit(x, y)
+        assert model.predict_rows(queries.tolist()) == model.predict(queries).tolist()
     # CNK: accuracy between p^ and the mean run time of the 5 nearest completed jobs
     rows = np.array([[float(i)] * 16 + [0.0] for i in range(10)])
     runtimes = np.array([100.0] * 5 + [1000.0] * 5)
