@@ -23,6 +23,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
+try:
+    from numba import njit
+except ImportError:  # pragma: no cover - numba missing: the same code, interpreted
+    def njit(*_args, **_kwargs):
+        return lambda function: function
+
 from schedlab.predictors.history import HISTORY_COLUMNS
 
 HYBRID_PREDICTOR_FEATURES = ("reqTime", "last", "beflast", "beflast2", "lastcpu", "maxrt", "maxcpu", "tod1", "tod2",
@@ -83,11 +89,6 @@ class NormalizedRegression(RegressorMixin, BaseEstimator):
         self.norm_ = 0.0  # N: sum over updates of sum_i x_i^2 / s_i^2
         self.n_updates_ = 0
 
-    def _expand(self, x: np.ndarray) -> np.ndarray:
-        """[1, x_i, x_i x_j, ...] for each row of `x` (2-D)."""
-        with_one = np.hstack([np.ones((len(x), 1)), x])
-        return with_one[:, self.terms_].prod(axis=2)
-
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> NormalizedRegression:  # noqa: N803
         """One NAG step per row, in order (rows are completions in completion order)."""
         x = np.atleast_2d(np.asarray(X, dtype=float))
@@ -95,22 +96,9 @@ class NormalizedRegression(RegressorMixin, BaseEstimator):
             self._check(x.shape[1])
         targets = np.atleast_1d(np.asarray(y, dtype=float)) / self.SCALE_S
         weights = np.ones(len(x)) if sample_weight is None else np.atleast_1d(np.asarray(sample_weight, dtype=float))
-        w, s, g2 = self.coef_, self.scale_, self.grad_sq_
-        for z, target, weight in zip(self._expand(x), targets, weights, strict=True):
-            magnitude = np.abs(z)
-            grown = magnitude > s
-            # a coordinate seen at a larger scale: its weight shrinks so that w_i x_i keeps its size
-            w[grown & (s > 0)] *= s[grown & (s > 0)] / magnitude[grown & (s > 0)]
-            s[grown] = magnitude[grown]
-            self.n_updates_ += 1
-            seen = s > 0
-            self.norm_ += float(np.sum((z[seen] / s[seen]) ** 2))
-            residual = float(w @ z) - target
-            gradient = 2.0 * weight * residual * z + self.l2 * w
-            g2 += gradient * gradient
-            step = seen & (g2 > 0)
-            rate = self.learning_rate * math.sqrt(self.n_updates_ / self.norm_) if self.norm_ > 0 else 0.0
-            w[step] -= rate * gradient[step] / (s[step] * np.sqrt(g2[step]))
+        self.norm_, self.n_updates_ = _nag_steps(self.coef_, self.scale_, self.grad_sq_, float(self.norm_),
+                                                 int(self.n_updates_), x, targets, weights, self.terms_,
+                                                 float(self.l2), float(self.learning_rate))
         return self
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> NormalizedRegression:  # noqa: N803
@@ -124,4 +112,59 @@ class NormalizedRegression(RegressorMixin, BaseEstimator):
         x = np.atleast_2d(np.asarray(X, dtype=float))
         if not hasattr(self, "coef_"):
             return np.zeros(len(x))
-        return (self._expand(x) @ self.coef_) * self.SCALE_S
+        return _predict(self.coef_, self.terms_, x) * self.SCALE_S
+
+
+@njit(cache=True)
+def _monomials(x: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    """[1, x_i, x_i x_j, ...] of one row (`terms` index [1, x])."""
+    z = np.empty(terms.shape[0])
+    for k in range(terms.shape[0]):
+        value = 1.0
+        for index in terms[k]:
+            if index > 0:
+                value *= x[index - 1]
+        z[k] = value
+    return z
+
+
+@njit(cache=True)
+def _predict(w: np.ndarray, terms: np.ndarray, x: np.ndarray) -> np.ndarray:
+    out = np.empty(x.shape[0])
+    for row in range(x.shape[0]):
+        z = _monomials(x[row], terms)
+        total = 0.0
+        for k in range(z.shape[0]):
+            total += w[k] * z[k]
+        out[row] = total
+    return out
+
+
+@njit(cache=True)
+def _nag_steps(w: np.ndarray, s: np.ndarray, g2: np.ndarray, norm: float, updates: int, x: np.ndarray,
+               targets: np.ndarray, weights: np.ndarray, terms: np.ndarray, l2: float,
+               learning_rate: float) -> tuple[float, int]:
+    """NAG (Ross, Mineiro, Langford 2013), in place on w, s (largest |z_i| seen), g2 (sum of squared
+    gradients); returns the new N (sum of sum_i z_i^2 / s_i^2) and update count."""
+    for row in range(x.shape[0]):
+        z = _monomials(x[row], terms)
+        for i in range(z.shape[0]):
+            magnitude = abs(z[i])
+            if magnitude > s[i]:
+                if s[i] > 0:  # seen at a larger scale: w_i shrinks so that w_i z_i keeps its size
+                    w[i] *= s[i] / magnitude
+                s[i] = magnitude
+        updates += 1
+        predicted = 0.0
+        for i in range(z.shape[0]):
+            if s[i] > 0:
+                norm += (z[i] / s[i]) ** 2
+            predicted += w[i] * z[i]
+        residual = 2.0 * weights[row] * (predicted - targets[row])
+        rate = learning_rate * np.sqrt(updates / norm) if norm > 0 else 0.0
+        for i in range(z.shape[0]):
+            gradient = residual * z[i] + l2 * w[i]
+            g2[i] += gradient * gradient
+            if s[i] > 0 and g2[i] > 0:
+                w[i] -= rate * gradient / (s[i] * np.sqrt(g2[i]))
+    return norm, updates
