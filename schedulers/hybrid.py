@@ -47,6 +47,7 @@ ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 class Hybrid(PlanBased):
     """Predictable jobs planned (online-SVF on an alpha share), the others EASY-backfilled."""
 
+    option_choices = {**PlanBased.option_choices, "retrain": "SECONDS of simulated time between reliability retrains"}
     #: no model from fewer completed jobs (80% row subsampling needs a few rows to leave out)
     MIN_TRAINING_ROWS = 5
 

@@ -77,7 +77,8 @@ def load_oracle(path: str) -> dict[str, float]:
 class RuntimeEstimates:
     """Mixin for QueueScheduler subclasses: `estimate_s(job)` from the `runtime` option."""
 
-    option_choices = {"runtime": RUNTIME_CHOICES}
+    option_choices = {"runtime": RUNTIME_CHOICES,
+                      "oracle": "WORKLOAD.json whose run times exact and perturbed:A use (campaigns: @workload)"}
 
     def _init_runtimes(self, runtime: str, oracle: str, seed: int) -> None:
         self.runtime = runtime

@@ -262,9 +262,9 @@ def test_an_unexpected_exception_in_any_command_is_reported_as_a_bug(capsys, mon
 def test_schedulers_listing_shows_choices_defaults_and_whole_sentences(capsys):
     assert main(["schedulers"]) == 0
     out = capsys.readouterr().out
-    assert "-O backfill_order=  queue | sjbf; default queue" in out
+    assert "-O backfill_order=  queue | sjbf | svf; default queue" in out
     assert "-O reservation=     count | machines; default count" in out
-    assert "Tsafrir et al. 2007)." in out  # not cut after "al."
+    assert "Tsafrir et al. 2007) or smallest volume" in out  # not cut after "al."
     for line in out.splitlines():
         if line.startswith("    ") and not line.strip().startswith("-O"):
             assert line.rstrip().endswith((".", ")")), line

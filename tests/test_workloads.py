@@ -124,7 +124,7 @@ def test_conversion_options(tmp_path):
     runtimes = {key: p["delay"] for key, p in w["profiles"].items()}
     assert all(j["walltime"] == runtimes[j["profile"]] for j in w["jobs"])  # clairvoyant: walltime = run time
     assert s["options"]["walltime_from"] == "runtime" and s["nb_walltime_from_runtime"] == s["nb_kept"]
-    with pytest.raises(InputError, match="walltime_from must be requested or runtime"):
+    with pytest.raises(InputError, match="walltime_from must be requested, runtime or none"):
         convert(trace, ConversionOptions(walltime_from="oracle"))
 
 
