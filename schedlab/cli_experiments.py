@@ -85,23 +85,19 @@ def _run(args: argparse.Namespace, campaign, runs, out: Path) -> list[dict[str, 
             bar.close()
 
 
-def _run_study(args: argparse.Namespace) -> int:
-    from schedlab.experiments.predictor_study import load_study, run_study
-
+def _run_study(args: argparse.Namespace, kind: str = "predictor-study") -> int:
+    """A study file (`predictor-study` or `hybrid-reliability`): one table of results, no runs."""
+    if kind == "predictor-study":
+        from schedlab.experiments.predictor_study import load_study, run_study
+        what = "predictor study"
+    else:
+        from schedlab.experiments.hybrid_reliability import load_reliability_study as load_study
+        from schedlab.experiments.hybrid_reliability import run_reliability_study as run_study
+        what = "reliability study"
     study = load_study(args.campaign)
     out = check_output_dir(args.output or Path("out") / study["name"])
     frame = run_study(study, out, progress=lambda line: print(line, flush=True))
-    print(f"predictor study {study['name']!r}: {len(frame)} models scored -> {out / 'results.parquet'}")
-    return 0
-
-
-def _run_reliability(args: argparse.Namespace) -> int:
-    from schedlab.experiments.hybrid_reliability import load_reliability_study, run_reliability_study
-
-    study = load_reliability_study(args.campaign)
-    out = check_output_dir(args.output or Path("out") / study["name"])
-    frame = run_reliability_study(study, out, progress=lambda line: print(line, flush=True))
-    print(f"reliability study {study['name']!r}: {len(frame)} models -> {out / 'results.parquet'}")
+    print(f"{what} {study['name']!r}: {len(frame)} models -> {out / 'results.parquet'}")
     return 0
 
 
@@ -136,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if kind == "predictor-study":
         return _run_study(args)
     if kind == "hybrid-reliability":
-        return _run_reliability(args)
+        return _run_study(args, kind)
     from schedlab.experiments.plan import campaign_notes, history_notes
 
     campaign, runs, out = _campaign_and_runs(args)
