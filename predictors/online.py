@@ -49,8 +49,10 @@ def predictor_row(history_row: list[float], requested_s: float, current: int, st
 
 
 def reliability_row(history_row: list[float], requested_s: float, predicted_s: float) -> list[float]:
-    """Tab. 2's 16 features and the prediction p^ (17 inputs of the reliability model)."""
-    return [requested_s, *(history_row[i] for i in _RELIABILITY_FROM_HISTORY), predicted_s]
+    """Tab. 2's 16 features and the prediction p^ (17 inputs of the reliability model); an
+    unknown (infinite) p^ reads as 0, as an unknown request does."""
+    return [requested_s, *(history_row[i] for i in _RELIABILITY_FROM_HISTORY),
+            predicted_s if math.isfinite(predicted_s) else 0.0]
 
 
 def accuracy(predicted_s: np.ndarray | float, actual_s: np.ndarray | float) -> np.ndarray:

@@ -28,6 +28,7 @@ study's Eq. 1, which can only shrink alpha); `fixed`: alpha stays alpha0. Always
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections import deque
@@ -35,7 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from schedlab.model import Decision, Job, Platform
+from schedlab.model import CallMeLater, Decision, Job, Platform
 from schedlab.schedulers.base import register
 from schedlab.schedulers.plan_based import PlanBased
 from schedlab.schedulers.profile import AvailabilityProfile
@@ -53,9 +54,11 @@ class Hybrid(PlanBased):
 
     def __init__(self, *, alpha0: float = 0.6, threshold: float = 0.6, retrain: float = 86400.0,
                  alpha_rule: Literal["ema", "paper", "fixed"] = "ema",
-                 reliability: Literal["gbt", "gbt-xgb", "dt"] = "gbt", runtime: str = "predicted",
-                 oracle: str = "", seed: int = 0) -> None:
-        super().__init__(queue_order="fcfs", runtime=runtime, oracle=oracle, seed=seed)
+                 reliability: Literal["gbt", "gbt-xgb", "dt"] = "gbt", protect_head: bool = True,
+                 runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2, l2: float = 1e-6,
+                 learning_rate: float = 1.0) -> None:
+        super().__init__(queue_order="fcfs", runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
+                         learning_rate=learning_rate)
         if not ALPHA_MIN <= alpha0 <= ALPHA_MAX:
             raise ValueError(f"alpha0 must be in [{ALPHA_MIN}, {ALPHA_MAX}], got {alpha0}")
         if not 0 <= threshold <= 1:
@@ -67,7 +70,8 @@ class Hybrid(PlanBased):
         if reliability not in ("gbt", "gbt-xgb", "dt"):
             raise ValueError(f"reliability must be gbt, gbt-xgb or dt, got {reliability!r}")
         self.alpha0, self.threshold, self.retrain = float(alpha0), float(threshold), float(retrain)
-        self.alpha_rule, self.reliability = alpha_rule, reliability
+        self.alpha_rule, self.reliability, self.protect_head = alpha_rule, reliability, protect_head
+        self._head: tuple[str, float] | None = None  # the unpredictable head and its reservation
         self.alpha = self.alpha0
         self._model: Any = None
         self._next_boundary_s = math.inf
@@ -91,7 +95,7 @@ class Hybrid(PlanBased):
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), "alpha0": self.alpha0, "threshold": self.threshold, "retrain": self.retrain,
-                "alpha_rule": self.alpha_rule, "reliability": self.reliability}
+                "alpha_rule": self.alpha_rule, "reliability": self.reliability, "protect_head": self.protect_head}
 
     @property
     def predicts_online(self) -> bool:
@@ -174,7 +178,14 @@ class Hybrid(PlanBased):
             self._retrain(self._next_boundary_s)
             self._next_boundary_s += self.retrain
         self._classify(self._new)
-        return super().decide(now)
+        decisions = super().decide(now)
+        boundary = self._next_boundary_s
+        if self._queue and self.alpha_rule != "fixed" and boundary not in self._calls:
+            # alpha may change there and waiting jobs may use the new share at once
+            self._calls.add(boundary)
+            heapq.heappush(self._call_times, boundary)
+            decisions.append(CallMeLater(boundary))
+        return decisions
 
     # ------------------------------------------------------------------ scheduling
     def job_finished(self, running: Any, state: Any, now: float) -> None:
@@ -190,6 +201,16 @@ class Hybrid(PlanBased):
         if not (self._released or self._new):
             return
         share, profile = self.share, self.plan_profile(now)
+        head = next((e[3] for e in self._queue if not (e[5] <= share and self.predictable[e[3].id])), None)
+        if self.protect_head and head is not None and self._head is not None and self._head[0] == head.id:
+            # once a head, its reservation depends on the running jobs only (EASY's rule): planned
+            # jobs go around it, else a stream of predictable jobs would push it back forever
+            duration_s = self.requested_of_s[head.id]
+            start_s = profile.earliest(head.res, duration_s)
+            profile.reserve(start_s, start_s + duration_s, head.res)
+            self._head = (head.id, start_s)
+        else:
+            self._head = None
         planned = [e for e in self._queue if self.predictable[e[3].id] and e[5] <= share]
         planned.sort(key=lambda e: (e[4] * e[5], e[1], e[2]))  # online-SVF
         started_before = len(decisions)
@@ -204,6 +225,7 @@ class Hybrid(PlanBased):
         """Step 2: FCFS + EASY for the unpredictable queue with requested times, around the plan."""
         share, predictable, requested = self.share, self.predictable, self.requested_of_s
         head_seen = False
+        kept = self._head  # the head's reservation, already in the profile
         for entry in self._queue:
             job = entry[3]
             if job.res <= share and predictable[job.id]:
@@ -211,7 +233,15 @@ class Hybrid(PlanBased):
             if head_seen and job.res > profile.free[0]:
                 continue  # cannot start now; only the head reserves
             duration_s = requested[job.id]
-            if job.res <= profile.free[0] and profile.fits_now(job.res, duration_s):
+            if kept is not None:  # the head, reserved before step 1
+                kept = None
+                if self._head is not None and self._head[1] <= now:  # its slot is now: it starts there
+                    self._start(job, now, decisions, duration_s)
+                    self._head = None  # and the next unpredictable job is the head
+                else:
+                    head_seen = True
+                    self.head_reservations_s[job.id] = self._head[1]
+            elif job.res <= profile.free[0] and profile.fits_now(job.res, duration_s):
                 profile.reserve(now, now + duration_s, job.res)
                 self._start(job, now, decisions, duration_s)
             elif not head_seen:
@@ -219,5 +249,7 @@ class Hybrid(PlanBased):
                 shadow_s = profile.earliest(job.res, duration_s)
                 profile.reserve(shadow_s, shadow_s + duration_s, job.res)
                 self.head_reservations_s[job.id] = shadow_s
+                if self.protect_head:
+                    self._head = (job.id, shadow_s)
             if head_seen and profile.free[0] == 0:
                 break  # nothing more starts now, and the head has its reservation

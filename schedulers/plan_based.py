@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab.model import TIME_TOLERANCE_S, Decision
+from schedlab.model import Decision
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy import EasyBackfilling
 from schedlab.schedulers.profile import AvailabilityProfile
@@ -27,9 +27,9 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
     """Re-plans the queue (in `queue_order`) on an availability profile at every event."""
 
     def __init__(self, *, queue_order: str = "saf", runtime: str = "predicted", oracle: str = "",
-                 seed: int = 0) -> None:
+                 seed: int = 0, degree: int = 2, l2: float = 1e-6, learning_rate: float = 1.0) -> None:
         super().__init__(queue_order=queue_order)
-        self._init_runtimes(runtime, oracle, seed)
+        self._init_runtimes(runtime, oracle, seed, degree, l2, learning_rate)
         #: each job's planned start at the latest decision that planned it (online-SJF/SVF plan only
         #: until no core is free now: later jobs keep their previous entry)
         self.planned_start_s: dict[str, float] = {}
@@ -74,7 +74,7 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
             start_s = profile.earliest(job.res, duration_s, capped=capped)
             profile.reserve(start_s, start_s + duration_s, job.res, capped=capped)
             self.planned_start_s[job.id] = start_s
-            if start_s <= now + TIME_TOLERANCE_S:
+            if start_s <= now:  # the profile gives exactly `now` to a job that fits now
                 self._start(job, now, decisions, entry[4])
             else:
                 waiting.append(entry)
@@ -91,16 +91,20 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
 class OnlineSJF(PlanBased):
     """Plan-based, shortest planned duration first (the study's Plan-based1)."""
 
-    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0) -> None:
-        super().__init__(queue_order="spt", runtime=runtime, oracle=oracle, seed=seed)
+    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2,
+                 l2: float = 1e-6, learning_rate: float = 1.0) -> None:
+        super().__init__(queue_order="spt", runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
+                         learning_rate=learning_rate)
 
 
 @register("online-svf")
 class OnlineSVF(PlanBased):
     """Plan-based, smallest volume (duration x cores) first (the study's Plan-based2)."""
 
-    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0) -> None:
-        super().__init__(queue_order="saf", runtime=runtime, oracle=oracle, seed=seed)
+    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2,
+                 l2: float = 1e-6, learning_rate: float = 1.0) -> None:
+        super().__init__(queue_order="saf", runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
+                         learning_rate=learning_rate)
 
 
 class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
@@ -108,9 +112,10 @@ class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
 
     backfill: str = "queue"
 
-    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0) -> None:
+    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2,
+                 l2: float = 1e-6, learning_rate: float = 1.0) -> None:
         super().__init__(backfill_order=self.backfill)
-        self._init_runtimes(runtime, oracle, seed)
+        self._init_runtimes(runtime, oracle, seed, degree, l2, learning_rate)
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), **self.runtime_options()}

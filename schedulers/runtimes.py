@@ -80,7 +80,8 @@ class RuntimeEstimates:
     option_choices = {"runtime": RUNTIME_CHOICES,
                       "oracle": "WORKLOAD.json whose run times exact and perturbed:A use (campaigns: @workload)"}
 
-    def _init_runtimes(self, runtime: str, oracle: str, seed: int) -> None:
+    def _init_runtimes(self, runtime: str, oracle: str, seed: int, degree: int = 2, l2: float = 1e-6,
+                       learning_rate: float = 1.0) -> None:
         self.runtime = runtime
         self._runtime_kind, self._accuracy = parse_runtime(runtime)
         if self._runtime_kind in ("exact", "perturbed") and not oracle:
@@ -98,11 +99,15 @@ class RuntimeEstimates:
         from schedlab.predictors.history import CompletionHistory
         from schedlab.predictors.online import NormalizedRegression
 
+        if degree < 1 or not (learning_rate > 0 and l2 >= 0):
+            raise ValueError("degree must be >= 1, learning_rate > 0 and l2 >= 0")
         self.history = CompletionHistory()
-        self.regression = NormalizedRegression()
+        self.regression = NormalizedRegression(degree=degree, l2=l2, learning_rate=learning_rate)
 
     def runtime_options(self) -> dict[str, Any]:
-        return {"runtime": self.runtime, "oracle": self.oracle, "seed": self.seed}
+        regression = self.regression
+        return {"runtime": self.runtime, "oracle": self.oracle, "seed": self.seed, "degree": regression.degree,
+                "l2": regression.l2, "learning_rate": regression.learning_rate}
 
     def on_simulation_begins(self, platform: Any, now: float) -> None:
         super().on_simulation_begins(platform, now)  # type: ignore[misc]
@@ -115,11 +120,11 @@ class RuntimeEstimates:
 
     @staticmethod
     def requested_s(job: Job) -> float:
-        """The user's requested time; the walltime when the workload keeps none; inf without either."""
-        limit = user_and_limit(job)[1]
-        if math.isfinite(limit) and limit > 0:
-            return limit
-        return math.inf if job.walltime_s is None else job.walltime_s
+        """The user's requested time: the trace's `requested_time_s`, or the walltime for a
+        workload that has no such field; inf when the trace says it is unknown (the walltime may
+        then come from the run time: `--missing-walltime runtime|factor`) or without either."""
+        limit = user_and_limit(job)[1]  # the walltime only when the job has no requested_time_s
+        return limit if math.isfinite(limit) and limit > 0 else math.inf
 
     def _predict_online(self, job: Job, now: float) -> float:
         from schedlab.predictors.online import predictor_row
@@ -133,6 +138,8 @@ class RuntimeEstimates:
         row = predictor_row(history_row, feature_s, len(self._running), st_s)  # type: ignore[attr-defined]
         self._history_rows[job.id] = (history_row, feature_s)
         self._predictor_rows[job.id] = row
+        if not getattr(self.regression, "n_updates_", 0):
+            return requested  # nothing learned yet: the request (the model would say 0, then 1 s)
         predicted = float(self.regression.predict([row])[0])
         if not math.isfinite(predicted):  # diverged on outlandish features: plan with the request
             return requested
@@ -169,7 +176,8 @@ class RuntimeEstimates:
         super().on_job_submitted(job, now)  # type: ignore[misc]
 
     def estimate_s(self, job: Job) -> float:
-        return self._estimates[job.id]
+        estimate = self._estimates.get(job.id)  # a waiting or running job's; an ended job's is recomputed
+        return self.runtime_estimate_s(job, job.submit_time_s) if estimate is None else estimate
 
     def _start(self, job: Job, now: float, decisions: list, estimate_s: float | None = None, alloc: Any = None) -> None:
         user = str(user_and_limit(job)[0])
@@ -186,6 +194,8 @@ class RuntimeEstimates:
             starts.pop(job.id, None)
             if not starts:
                 del self._user_running[user]
+        self._estimates.pop(job.id, None)
+        self.requested_of_s.pop(job.id, None)
         if not self.predicts_online:
             return
         runtime_s = now - running.start_s
@@ -205,7 +215,9 @@ class RuntimeEstimates:
         requested_end = start + self.requested_s(job)
         if requested_end > now + self.TIME_TOLERANCE_S:  # type: ignore[attr-defined]
             return requested_end
-        if job.walltime_s is not None:
+        if job.walltime_s is not None and start + job.walltime_s > now + self.TIME_TOLERANCE_S:  # type: ignore[attr-defined]
             return start + job.walltime_s
-        hours = math.floor((now - requested_end) / 3600.0) + 1
+        if not math.isfinite(requested_end):
+            return math.inf
+        hours = math.floor((now + self.TIME_TOLERANCE_S - requested_end) / 3600.0) + 1  # type: ignore[attr-defined]
         return requested_end + 3600.0 * hours

@@ -147,22 +147,34 @@ def test_runtime_option_sources(tmp_path):
             create_scheduler("online-sjf", bad)
 
 
-def test_online_svf_and_fcfs_bf2_golden(tmp_path):
-    """4 cores. A (0 s, 4 cores, 10 s) runs; at 1 s B (2 cores, 5 s), C (2, 20 s), D (4, 2 s) arrive.
-    online-SVF plans by volume: D (8) at 10, B (10) at 12, C (40) at 12. FCFS-BF2 (EASY by volume)
-    keeps FCFS order for the head: B and C at 10, D when C ends at 30."""
-    specs = [("A", 0, 4, 10, 100), ("B", 1, 2, 5, 100), ("C", 1, 2, 20, 100), ("D", 1, 4, 2, 100)]
+def starts_of(workload, name, options, nb_res):
+    engine = Engine(Platform.homogeneous(nb_res), workload, create_scheduler(name, options))
+    engine.run()
+    return {job_id.split("!")[1]: record.start_s for job_id, record in engine.records.items()}
+
+
+def test_plan_based_and_backfilling_golden(tmp_path):
+    """4 cores. A (0 s, 4 cores, 10 s) runs; at 1 s B (2 cores, 5 s), C (2, 20 s), D (4, 3 s) arrive.
+    online-SVF plans by volume: B (10) at 10, D (12) at 15, C (40) at 18 (before: D holds all 4).
+    online-SJF by duration: D (3) at 10, B (5) and C (20) at 13. FCFS-BF2 (EASY by volume) keeps
+    FCFS order for the head: B and C at 10, D when C ends at 30."""
+    specs = [("A", 0, 4, 10, 100), ("B", 1, 2, 5, 100), ("C", 1, 2, 20, 100), ("D", 1, 4, 3, 100)]
     workload = make_workload(specs)
-    oracle = oracle_file(tmp_path, workload)
-    starts = {}
-    for name in ("online-svf", "fcfs-bf2", "online-sjf"):
-        scheduler = create_scheduler(name, {"runtime": "exact", "oracle": oracle})
-        engine = Engine(Platform.homogeneous(4), workload, scheduler)
-        engine.run()
-        starts[name] = {job_id.split("!")[1]: record.start_s for job_id, record in engine.records.items()}
-    assert starts["online-svf"] == {"A": 0.0, "D": 10.0, "B": 12.0, "C": 12.0}
-    assert starts["fcfs-bf2"] == {"A": 0.0, "B": 10.0, "C": 10.0, "D": 30.0}
-    assert starts["online-sjf"] == {"A": 0.0, "D": 10.0, "B": 12.0, "C": 12.0}
+    options = {"runtime": "exact", "oracle": oracle_file(tmp_path, workload)}
+    assert starts_of(workload, "online-svf", options, 4) == {"A": 0.0, "B": 10.0, "D": 15.0, "C": 18.0}
+    assert starts_of(workload, "online-sjf", options, 4) == {"A": 0.0, "D": 10.0, "B": 13.0, "C": 13.0}
+    assert starts_of(workload, "fcfs-bf2", options, 4) == {"A": 0.0, "B": 10.0, "C": 10.0, "D": 30.0}
+
+
+def test_fcfs_bf1_and_bf2_try_candidates_by_duration_and_by_volume(tmp_path):
+    """3 cores. A (1 core, 100 s) runs; at 1 s the head H (3 cores) waits for it (shadow 100, no
+    extra); X (1 core, 6 s, volume 6) and Y (2 cores, 4 s, volume 8) can each backfill, not both.
+    BF1 takes Y (shorter) first, BF2 takes X (smaller)."""
+    specs = [("A", 0, 1, 100, 200), ("H", 1, 3, 10, 200), ("X", 1, 1, 6, 200), ("Y", 1, 2, 4, 200)]
+    workload = make_workload(specs)
+    options = {"runtime": "exact", "oracle": oracle_file(tmp_path, workload)}
+    assert starts_of(workload, "fcfs-bf1", options, 3) == {"A": 0.0, "Y": 1.0, "X": 5.0, "H": 100.0}
+    assert starts_of(workload, "fcfs-bf2", options, 3) == {"A": 0.0, "X": 1.0, "Y": 7.0, "H": 100.0}
 
 
 # ---------------------------------------------------------------------------------------------- hybrid
@@ -198,11 +210,27 @@ def watched_hybrid(options):
 
     def checked(now):
         before = {job_id for job_id in scheduler._planned}
+        previous_head = scheduler._head
+        planned_now.clear()
         decisions = decide(now)
         assert 0.1 <= scheduler.alpha <= 0.9
+        assert all(end >= now for end, _, _ in scheduler._ends)  # overruns are replanned, never to the past
         if set(scheduler._planned) - before:
             assert scheduler.planned_cores_in_use <= scheduler.share
-        share, profile = scheduler.share, scheduler.plan_profile(now)
+        if not planned_now:
+            return decisions  # nothing changed: the plan of the previous decision stands
+        share, profile = scheduler.share, plan_profile(now)
+        others = [e[3] for e in scheduler._queue if not (scheduler.predictable[e[3].id] and e[5] <= share)]
+        head = others[0] if others and others[0].id in scheduler.head_reservations_s else None
+
+        def head_holds():
+            start_s = profile.earliest(head.res, scheduler.requested_s(head))
+            assert start_s == scheduler.head_reservations_s[head.id]
+            profile.reserve(start_s, start_s + scheduler.requested_s(head), head.res)
+
+        kept = head is not None and previous_head is not None and previous_head[0] == head.id
+        if kept:  # a head since an earlier decision: reserved before the plan (protect_head)
+            head_holds()
         planned = sorted((e for e in scheduler._queue if scheduler.predictable[e[3].id] and e[5] <= share),
                          key=lambda e: (e[4] * e[5], e[1], e[2]))
         for entry in planned:
@@ -210,22 +238,30 @@ def watched_hybrid(options):
             profile.reserve(start_s, start_s + entry[6], entry[5], capped=True)
             assert start_s == scheduler.planned_start_s[entry[3].id]
             assert start_s > now
-        others = [e[3] for e in scheduler._queue if not (scheduler.predictable[e[3].id] and e[5] <= share)]
-        if others and others[0].id in scheduler.head_reservations_s:
-            head = others[0]
-            assert profile.earliest(head.res, scheduler.requested_s(head)) == scheduler.head_reservations_s[head.id]
+        if head is not None and not kept:
+            head_holds()
         return decisions
+
+    plan_profile = scheduler.plan_profile
+    planned_now: list[bool] = []
+
+    def planning(now):
+        planned_now.append(True)
+        return plan_profile(now)
 
     scheduler.decide = checked
     scheduler.on_job_submitted = submitted
+    scheduler.plan_profile = planning
     return scheduler, submitted_features
 
 
 # decision trees keep the property tests fast; one configuration with the default boosting
-HYBRID_OPTIONS = [{"retrain": "60", "reliability": "dt"},
-                  {"retrain": "45", "alpha_rule": "paper", "alpha0": "0.9", "reliability": "dt"},
-                  {"retrain": "100", "alpha_rule": "fixed", "alpha0": "0.3", "threshold": "0.2", "reliability": "dt"},
-                  {"retrain": "30", "reliability": "dt", "threshold": "0.0"}, {"retrain": "150"}]
+# (low thresholds: with few completions a tree estimates about the mean accuracy, and planning must happen)
+HYBRID_OPTIONS = [{"retrain": "60", "reliability": "dt", "threshold": "0.1"},
+                  {"retrain": "45", "alpha_rule": "paper", "alpha0": "0.9", "reliability": "dt", "threshold": "0.3"},
+                  {"retrain": "100", "alpha_rule": "fixed", "alpha0": "0.3", "threshold": "0.0", "reliability": "dt"},
+                  {"retrain": "30", "reliability": "dt", "threshold": "0.0", "protect_head": "false"},
+                  {"retrain": "150"}]
 
 
 @pytest.mark.parametrize("options", HYBRID_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
@@ -237,9 +273,8 @@ def test_hybrid_invariants_share_and_plan(options, scenario):
     engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), scheduler)
     engine.run()
     check_invariants(engine, nb_res)
-    last_event_s = max(record.finish_s for record in engine.records.values())
-    retrain = float(options["retrain"])
-    assert scheduler.retrain_times_s == [retrain * k for k in range(1, int(last_event_s // retrain) + 1)]
+    retrain = float(options["retrain"])  # engine.now: the last instant anything happened (a call included)
+    assert scheduler.retrain_times_s == [retrain * k for k in range(1, int(engine.now // retrain) + 1)]
     # each retrain learned from exactly the completions at or before its boundary (none later)
     for boundary_s, rows in zip(scheduler.retrain_times_s, scheduler.training_rows, strict=True):
         done = sum(record.finish_s <= boundary_s for record in engine.records.values() if record.start_s is not None)
@@ -310,7 +345,13 @@ def test_hybrid_with_an_oracle_makes_every_job_predictable_once_a_model_exists(t
     assert not any(scheduler.predictable[j] for j in before)
     assert all(math.isnan(scheduler.estimated_accuracy[j]) for j in before)
     assert all(scheduler.predictable[j] for j in after)
-    assert scheduler.alpha_history[-1][1] == 0.9  # everything predictable: the ema rule grows alpha to its cap
+    assert sum(start > 600 for start in scheduler.planned_start_s.values()) > 50  # planned by step 1
+    # everything predictable: ema grows alpha to its cap, (0.6 + 1) / 2 = 0.8, then 0.9; paper keeps it
+    assert [alpha for _, alpha in scheduler.alpha_history[:4]] == [0.6, 0.8, 0.9, 0.9]
+    paper = create_scheduler("hybrid", {"runtime": "exact", "oracle": oracle_file(tmp_path, workload),
+                                        "retrain": "600", "alpha_rule": "paper"})
+    Engine(Platform.homogeneous(16), workload, paper).run()
+    assert {alpha for _, alpha in paper.alpha_history} == {0.6}
 
 
 def test_hybrid_options_are_checked():
@@ -340,3 +381,62 @@ def test_plan_based_stopping_early_changes_no_start(scenario, name):
         engine.run()
         engines.append(engine)
     assert render(engines[0]) == render(engines[1])
+
+
+def test_a_start_within_the_time_tolerance_of_an_end_takes_only_free_cores():
+    """A call delivered 0.2 us before a running job's planned end (within the time tolerance):
+    the job due then is not started on its cores, and an overrun is replanned past the tolerance."""
+    from types import MappingProxyType
+
+    from schedlab.model import Execute, Job
+
+    for name in ("online-svf", "hybrid"):
+        scheduler = create_scheduler(name, {"runtime": "requested"})
+        scheduler.on_simulation_begins(Platform.homogeneous(3), 0.0)
+        jobs = {key: Job(f"w0!{key}", submit, res, None, f"p{key}", MappingProxyType({"requested_time_s": ask,
+                                                                                      "user": "u"}))
+                for key, submit, res, ask in (("A", 0.0, 2, 100), ("B", 50.0, 2, 100), ("C", 100.0 - 2e-7, 1, 1000))}
+        for key, job in jobs.items():
+            scheduler.on_job_submitted(job, job.submit_time_s)
+            if key == "C":
+                scheduler.on_requested_call(job.submit_time_s)
+            decisions = scheduler.decide(job.submit_time_s)
+        started = [d.job_id for d in decisions if isinstance(d, Execute)]
+        assert started == ["w0!C"] and scheduler.nb_free == 0  # B waits for A's cores
+        assert scheduler.expected_end_s("w0!A") > 100.0 - 2e-7 + 1e-6
+
+
+def test_the_unpredictable_head_keeps_its_reservation_against_a_stream_of_planned_jobs():
+    """A 7-core head (larger than the 6-core share) arrives while 1-core predictable jobs keep
+    coming: it starts when EASY would start it (715 s), not when the stream ends."""
+    specs = [(f"warm{i}", i, 1, 20, 20, {"user": "u", "requested_time_s": 20}) for i in range(6)]
+    specs.append(("BIG", 702, 7, 100, 100, {"user": "v", "requested_time_s": 100}))
+    specs += [(f"s{k}", 390 + 25 * k, 1, 100, 100, {"user": "u", "requested_time_s": 100}) for k in range(120)]
+    workload = make_workload(specs)
+    options = {"retrain": "300", "threshold": "0", "alpha_rule": "fixed", "reliability": "dt"}
+    assert starts_of(workload, "hybrid", options, 10)["BIG"] == 715.0
+    assert starts_of(workload, "fcfs-bf2", {"runtime": "requested"}, 10)["BIG"] == 715.0
+    assert starts_of(workload, "hybrid", {**options, "protect_head": "false"}, 10)["BIG"] > 3000.0
+
+
+def test_a_larger_share_is_used_at_the_retrain_that_makes_it():
+    """alpha grows at 600 s with no event then: a call at the boundary starts J2 at 600 s."""
+    specs = [(f"warm{i}", i, 1, 20, 20, {"user": "u", "requested_time_s": 20}) for i in range(6)]
+    specs += [(f"J{k}", 310, 2, 1000, 1000, {"user": "u", "requested_time_s": 1000}) for k in range(4)]
+    options = {"retrain": "300", "threshold": "0", "alpha0": "0.1", "reliability": "dt"}
+    starts = starts_of(make_workload(specs), "hybrid", options, 10)
+    assert [starts[f"J{k}"] for k in range(4)] == [310.0, 310.0, 600.0, 1310.0]
+
+
+def test_an_unknown_request_is_not_replaced_by_the_walltime():
+    """A trace without a requested time whose converter derived the walltime from the run time:
+    `requested` must not become the run time."""
+    from schedlab.schedulers.runtimes import RuntimeEstimates
+
+    specs = [(str(i), 0, 1, 100 + 37 * i, 100 + 37 * i, {"requested_time_s": -1, "user": "u"}) for i in range(3)]
+    workload = make_workload(specs)
+    assert all(RuntimeEstimates.requested_s(job) == math.inf for job in workload.jobs)
+    native = make_workload([("n", 0, 1, 10, 60)])  # no requested_time_s at all: the walltime is the request
+    assert RuntimeEstimates.requested_s(native.jobs[0]) == 60.0
+    starts = starts_of(workload, "hybrid", {"runtime": "requested"}, 2)
+    assert starts == {"0": 0.0, "1": 0.0, "2": 100.0}

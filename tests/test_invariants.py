@@ -100,7 +100,10 @@ def render(engine: Engine) -> str:
     return out.getvalue()
 
 
-@pytest.mark.parametrize(("name", "options"), [("easy", {}), ("easy-sjbf", {}), ("easy", {"reservation": "machines"})])
+@pytest.mark.parametrize(("name", "options"), [("easy", {}), ("easy-sjbf", {}), ("easy", {"reservation": "machines"}),
+                                              ("fcfs-bf1", {"runtime": "requested"}),
+                                              ("fcfs-bf2", {"runtime": "requested"}),
+                                              ("easy", {"backfill_order": "svf"})])
 @settings(max_examples=200, deadline=None)
 @given(scenario=scenarios())
 def test_easy_never_starts_the_head_after_its_reservation(name, options, scenario):
