@@ -24,10 +24,11 @@ SHARES = {"share_wait_lt_1min": "< 1 min", "share_wait_lt_10min": "< 10 min", "s
 
 
 def configuration(frame: pd.DataFrame, without: str | None = None) -> pd.Series:
-    """A readable name per scheduler configuration: label and the options that vary (but `without`)."""
+    """A readable name per scheduler configuration: label and the options that vary (but `without`
+    and `seed`: a scheduler's seed repeats a configuration, like the campaign's seeds)."""
     names = frame["scheduler"].astype(str)
     # an option is shown when it varies under one name (labels usually say the rest already)
-    varying = [c for c in frame.columns if c.startswith("opt_") and c != without
+    varying = [c for c in frame.columns if c.startswith("opt_") and c not in (without, "opt_seed")
                and (frame.groupby(names)[c].nunique(dropna=True) > 1).any()]
     for column in varying:
         names = names + np.where(frame[column].notna(), f" {column[4:]}=" + frame[column].astype(str), "")
@@ -273,12 +274,13 @@ def plot_wait_shares(frame: pd.DataFrame, path: Path) -> Path | None:
 
 
 def plot_option_curves(frame: pd.DataFrame, path: Path) -> Path | None:
-    """Metric vs option, for options taking three numeric values or more (e.g. an alpha0 sweep)."""
+    """Metric vs option, for options taking three numeric values or more (e.g. an alpha0 sweep);
+    not `seed`, which repeats a configuration (its spread is the band of the other curves)."""
     data = frame[frame["complete"] & frame["repetition"].isna()]
     if "mean_bounded_slowdown" not in data:
         return None
     curves = []
-    for column in (c for c in data.columns if c.startswith("opt_")):
+    for column in (c for c in data.columns if c.startswith("opt_") and c != "opt_seed"):
         values = pd.to_numeric(data[column], errors="coerce")
         if values.notna().sum() and values.nunique() >= 3:
             curves.append((column, values))

@@ -151,3 +151,11 @@ def test_hybrid_schedulers_under_real_batsim_serve_and_pybatsim(tmp_path, name):
     theirs = {row["job_id"]: float(row["starting_time"]) for row in rows}
     assert theirs.keys() == {row["job_id"] for row in served}
     assert all(abs(theirs[row["job_id"]] - float(row["starting_time"])) < 0.1 for row in served)
+
+
+def test_a_scheduler_seed_repeats_a_configuration_in_reports():
+    from schedlab.experiments.report import configuration
+
+    frame = pd.DataFrame({"scheduler": ["a", "a", "a", "a"], "opt_seed": ["1", "2", "1", "2"],
+                          "opt_runtime": ["perturbed:0.2", "perturbed:0.2", "exact", "exact"]})
+    assert configuration(frame).tolist() == ["a runtime=perturbed:0.2"] * 2 + ["a runtime=exact"] * 2
