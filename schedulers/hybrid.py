@@ -14,10 +14,13 @@ at least 5 completed jobs) every job is unpredictable. At each decision (submiss
    now, else gets a reservation at its earliest slot; later jobs start now if they fit around every
    reservation. So a backfilled job never delays a planned job or the head's reservation.
 
-A predictable job larger than floor(alpha m) is run by step 2. A running planned job past p^ is
-replanned to its requested end (runtimes.py). Retraining is lazy but exact: the first decision at or
-after a boundary b = t0 + k retrain trains on the completions at or before b (a model trained at b
-would have seen exactly those), so no wake-up is needed.
+A predictable job larger than floor(alpha m) is run by step 2. Once a job is the unpredictable head,
+its reservation is made from the running jobs alone before step 1 at every later decision
+(`protect_head`, default; EASY's rule), so planned jobs go around it instead of pushing it back. A
+running planned job past p^ is replanned to its requested end (runtimes.py). Retraining is lazy but
+exact: the first decision at or after a boundary b = t0 + k retrain trains on the completions at or
+before b (a model trained at b would have seen exactly those); while jobs wait and alpha may change,
+a CALL_ME_LATER at the next boundary lets a new share be used at once.
 
 alpha (`alpha_rule`), updated at each retrain from the jobs submitted during the last `retrain`
 seconds, re-classified by the new model: ratio = cores requested by predictable jobs / all cores
