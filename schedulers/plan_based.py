@@ -87,24 +87,29 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
         self._queue = self.plan_queue(profile, self._queue, now, decisions, whole=False)
 
 
-@register("online-sjf")
-class OnlineSJF(PlanBased):
-    """Plan-based, shortest planned duration first (the study's Plan-based1)."""
+class _OrderedPlan(PlanBased):
+    """PlanBased with a fixed queue order (`order`)."""
+
+    order: str = "saf"
 
     def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2,
                  l2: float = 1e-6, learning_rate: float = 1.0) -> None:
-        super().__init__(queue_order="spt", runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
+        super().__init__(queue_order=self.order, runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
                          learning_rate=learning_rate)
+
+
+@register("online-sjf")
+class OnlineSJF(_OrderedPlan):
+    """Plan-based, shortest planned duration first (the study's Plan-based1)."""
+
+    order = "spt"
 
 
 @register("online-svf")
-class OnlineSVF(PlanBased):
+class OnlineSVF(_OrderedPlan):
     """Plan-based, smallest volume (duration x cores) first (the study's Plan-based2)."""
 
-    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2,
-                 l2: float = 1e-6, learning_rate: float = 1.0) -> None:
-        super().__init__(queue_order="saf", runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
-                         learning_rate=learning_rate)
+    order = "saf"
 
 
 class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
