@@ -43,8 +43,9 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
         and gets them back at their ends."""
         releases = []
         used_in_share = 0
-        for end_s, _, res in self._ends:
-            counted = share is not None and in_share(self._by_end[(end_s, _, res)].job)
+        for key in self._ends:
+            end_s, _, res = key
+            counted = share is not None and in_share(self._by_end[key].job)
             used_in_share += res if counted else 0
             releases.append((end_s, res, res if counted else 0))
         free = self._resources.nb_free

@@ -42,15 +42,6 @@ class AvailabilityProfile:
             self.free[-1] += cores
             self.capped[-1] += capped_cores
 
-    def __len__(self) -> int:
-        return len(self.times)
-
-    def free_at(self, time_s: float) -> int:
-        return self.free[max(bisect_right(self.times, time_s) - 1, 0)]
-
-    def capped_at(self, time_s: float) -> int:
-        return self.capped[max(bisect_right(self.times, time_s) - 1, 0)]
-
     def earliest(self, cores: int, duration_s: float, *, capped: bool = False,
                  not_before: float | None = None) -> float:
         """The earliest start >= `not_before` (default: now) at which `cores` are free for
