@@ -129,7 +129,7 @@ class RuntimeEstimates:
     def _predict_online(self, job: Job, now: float) -> float:
         from schedlab.predictors.online import predictor_row
 
-        user, requested = str(user_and_limit(job)[0]), self.requested_s(job)
+        user, requested = str(user_and_limit(job)[0]), self.requested_of_s[job.id]
         starts = self._user_running.get(user)
         st_s = now - min(starts.values()) if starts else 0.0
         # features stay finite: an unknown requested time reads as 0 (its fallbacks too)
@@ -212,7 +212,7 @@ class RuntimeEstimates:
 
     def overrun_end_s(self, running: Running, now: float) -> float:
         start, job = running.start_s, running.job
-        requested_end = start + self.requested_s(job)
+        requested_end = start + self.requested_of_s[job.id]
         if requested_end > now + self.TIME_TOLERANCE_S:  # type: ignore[attr-defined]
             return requested_end
         if job.walltime_s is not None and start + job.walltime_s > now + self.TIME_TOLERANCE_S:  # type: ignore[attr-defined]
