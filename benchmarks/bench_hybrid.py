@@ -11,8 +11,7 @@ one retrain on Atlas's jobs under 5 s.
 from __future__ import annotations
 
 import argparse
-import gzip
-import heapq
+import json
 import time
 from pathlib import Path
 
@@ -36,36 +35,18 @@ def run(workload, name: str, options: dict[str, str]) -> tuple[float, float, flo
 
 
 def atlas_rows(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Reliability rows (Tab. 2 + p^) and accuracies of every Atlas job with a run time, replayed in
-    trace order: predictions from the online regression, history updated at completions."""
-    from schedlab.predictors.history import CompletionHistory
-    from schedlab.predictors.online import NormalizedRegression, accuracy, predictor_row, reliability_row
+    """Reliability rows (Tab. 2 + p^) and accuracies of every Atlas job with a run time (the default
+    conversion: run time 0 dropped, jobs without a request kept), replayed as the reliability study
+    does (experiments/hybrid_reliability.py)."""
+    from schedlab.experiments.hybrid_reliability import replay_rows
+    from schedlab.workload import parse_workload
+    from schedlab.workloads.convert import convert_columns
+    from schedlab.workloads.swf import read_swf, to_trace_jobs
 
-    jobs = []
-    with gzip.open(path, "rt") as lines:
-        for line in lines:
-            if line.startswith(";") or not line.strip():
-                continue
-            f = line.split()
-            run_s, procs = float(f[3]), float(f[7]) if float(f[7]) > 0 else float(f[4])
-            if run_s > 0 and procs > 0:
-                jobs.append((float(f[1]), max(float(f[2]), 0.0), run_s, max(float(f[8]), 0.0), procs, f[11]))
-    history, model = CompletionHistory(), NormalizedRegression()
-    pending: list = []
-    rows, targets = [], []
-    for k, (submit, wait, run_s, requested, procs, user) in enumerate(jobs):
-        while pending and pending[0][0] <= submit:
-            end, _, row, done_s, done_user, cores = heapq.heappop(pending)
-            history.record(user=done_user, runtime_s=done_s, cores=cores, end_s=end)
-            model.partial_fit([row], [done_s])
-        history_row = history.row(user, submit, requested, procs, submit)
-        row = predictor_row(history_row, requested, len(pending), 0.0)
-        predicted = float(model.predict([row])[0])
-        predicted = min(max(predicted, 1.0), requested) if requested > 0 else max(predicted, 1.0)
-        rows.append(reliability_row(history_row, requested, predicted))
-        targets.append(float(accuracy(predicted, run_s)))
-        heapq.heappush(pending, (submit + wait + run_s, k, row, run_s, user, procs))
-    return np.array(rows), np.array(targets)
+    converted = convert_columns(to_trace_jobs(read_swf(path)))[0]
+    workload = parse_workload(json.dumps(converted.to_dict()), str(path))
+    _, _, rows, _, accuracies = replay_rows(workload)
+    return rows, accuracies
 
 
 def main() -> None:
