@@ -65,7 +65,13 @@ def replay_rows(workload) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     """(submit, completion, reliability rows, run time, accuracy of p^) per job, in submission order."""
     from schedlab.predictors.features import user_and_limit
     from schedlab.predictors.history import CompletionHistory
-    from schedlab.predictors.online import NormalizedRegression, accuracy, predictor_row, reliability_row
+    from schedlab.predictors.online import (
+        NormalizedRegression,
+        accuracy,
+        planned_prediction_s,
+        predictor_row,
+        reliability_row,
+    )
 
     history, model = CompletionHistory(), NormalizedRegression()
     pending: list[tuple[float, int, list[float], float, str, float]] = []
@@ -80,8 +86,7 @@ def replay_rows(workload) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
         requested = limit if math.isfinite(limit) and limit > 0 else 0.0
         history_row = history.row(str(user), now, requested, float(job.res), now)
         row = predictor_row(history_row, requested, len(pending), 0.0)
-        predicted = float(model.predict([row])[0])
-        predicted = max(min(predicted, requested) if requested > 0 else predicted, 1.0)
+        predicted = planned_prediction_s(model, row, requested if requested > 0 else math.inf)
         runtime = float(workload.profiles[job.profile].delay_s)
         submit.append(now)
         end.append(now + runtime)

@@ -61,6 +61,18 @@ def accuracy(predicted_s: np.ndarray | float, actual_s: np.ndarray | float) -> n
     return np.minimum(predicted, actual) / np.maximum(predicted, actual)
 
 
+def planned_prediction_s(model: NormalizedRegression, row: list[float], requested_s: float) -> float:
+    """The prediction a scheduler plans with: the request until the model has learned from a
+    completion (alone it would say 0, then 1 s), then clipped to [1 s, request]; the request
+    again if the model diverged (inf: an unknown request)."""
+    if not getattr(model, "n_updates_", 0):
+        return requested_s
+    predicted = float(model.predict([row])[0])
+    if not math.isfinite(predicted):
+        return requested_s
+    return min(max(predicted, 1.0), requested_s)
+
+
 def polynomial_terms(nb_features: int, degree: int) -> np.ndarray:
     """Monomials of degree 0..`degree` of the features, as rows of `degree` indices into [1, x]
     (index 0 is the constant: (0, 0) is 1, (0, i) is x_i, (i, j) is x_i x_j for degree 2)."""

@@ -127,7 +127,7 @@ class RuntimeEstimates:
         return limit if math.isfinite(limit) and limit > 0 else math.inf
 
     def _predict_online(self, job: Job, now: float) -> float:
-        from schedlab.predictors.online import predictor_row
+        from schedlab.predictors.online import planned_prediction_s, predictor_row
 
         user, requested = str(user_and_limit(job)[0]), self.requested_of_s[job.id]
         starts = self._user_running.get(user)
@@ -138,12 +138,7 @@ class RuntimeEstimates:
         row = predictor_row(history_row, feature_s, len(self._running), st_s)  # type: ignore[attr-defined]
         self._history_rows[job.id] = (history_row, feature_s)
         self._predictor_rows[job.id] = row
-        if not getattr(self.regression, "n_updates_", 0):
-            return requested  # nothing learned yet: the request (the model would say 0, then 1 s)
-        predicted = float(self.regression.predict([row])[0])
-        if not math.isfinite(predicted):  # diverged on outlandish features: plan with the request
-            return requested
-        return min(max(predicted, 1.0), requested)
+        return planned_prediction_s(self.regression, row, requested)
 
     def runtime_estimate_s(self, job: Job, now: float) -> float:
         kind = self._runtime_kind
