@@ -15,10 +15,13 @@ import math
 from bisect import bisect_left
 from typing import Any, Literal
 
-from schedlab.model import Decision, Job, JobState
+from sortedcontainers import SortedList
+
+from schedlab.model import Decision, Job, JobState, Platform
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy_machines import MachineReservationMixin
 from schedlab.schedulers.queue import QueueScheduler
+from schedlab.schedulers.queue_index import CandidateIndex
 
 
 @register("easy")
@@ -31,6 +34,10 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
     #: CALL_ME_LATER only for planned ends that can change a decision (see `call_wanted`); False:
     #: for every end before the kill time (the same schedule, more wake-ups; tests compare the two)
     calls_for_plan_only = True
+    #: Find backfilling candidates through a CandidateIndex (static queue orders, count mode): a
+    #: pass then costs O(log queue) instead of a walk of the queue. False: the plain walk, which
+    #: the tests compare it to.
+    use_index = True
 
     def __init__(self, *, queue_order: str = "fcfs", backfill_order: Literal["queue", "sjbf", "svf"] = "queue",
                  reservation: Literal["count", "machines"] = "count", rjms_delay_s: float = 5.0) -> None:
@@ -52,6 +59,8 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         if reservation == "machines":
             self._machines_init()
         self._reservation: tuple[str, float, int] | None = None  # (head id, shadow time, extra)
+        self._index: CandidateIndex | None = None  # the waiting jobs in backfilling order (count mode)
+        self._watched_s = -math.inf  # every planned end up to this time has its CALL_ME_LATER
         self._in_pass = False
         #: Latest shadow time computed for each job while it was the head (the invariant to check:
         #: with estimates that bound run times, a head never starts later than this).
@@ -62,6 +71,13 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         if self.reservation == "machines":
             options["rjms_delay_s"] = self.rjms_delay_s
         return options
+
+    def on_simulation_begins(self, platform: Platform, now: float) -> None:
+        super().on_simulation_begins(platform, now)
+        if self.use_index and self.reservation == "count" and not self._policy.dynamic:
+            key = (lambda e: e[:3]) if self.backfill_order == "queue" else self._backfill_key
+            self._index = CandidateIndex(key)
+            self._queue = SortedList(self._queue)  # O(log n) removals anywhere in a long queue
 
     def on_job_submitted(self, job: Job, now: float) -> None:
         if self.reservation == "machines" and job.res <= self.nb_resources:
@@ -108,75 +124,133 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         if self.reservation == "machines":
             raise RuntimeError("reservation=machines plans with walltimes (batsched's rule): estimates are fixed")
 
+    def _enqueue(self, entry: tuple[Any, ...]) -> None:
+        if self._index is None:
+            super()._enqueue(entry)
+        else:
+            self._queue.add(entry)
+            self._index.add(entry)
+
+    def _dequeue(self, entry: tuple[Any, ...], index: int | None = None) -> None:
+        if self._index is None:
+            super()._dequeue(entry, index)
+        else:
+            if index is None:
+                self._queue.remove(entry)
+            else:
+                del self._queue[index]
+            self._index.remove(entry)
+
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         if self.reservation == "machines":
             self._schedule_machines(now, decisions)
             return
         self._in_pass = True
         try:
-            started = self._pass(now, decisions)
+            started, full_pass = self._pass(now, decisions)
         finally:
             self._in_pass = False
+        for job in started:
+            self._ask_call(self._running[job.id], now, decisions)
         cached = self._reservation
-        if cached is None:
-            return  # nothing waits: no revision can matter
-        if started is None:  # a full pass: every end up to the shadow time is watched
-            for key in itertools.takewhile(lambda key: key[0] <= cached[1], self._ends):
-                self._ask_call(self._by_end[key], now, decisions)
-        else:
-            for job in started:
-                self._ask_call(self._running[job.id], now, decisions)
+        if cached is None:  # nothing waits: no revision can matter
+            self._watched_s = -math.inf
+        elif full_pass:
+            # Every end up to the shadow time is watched; those up to the previous shadow time
+            # already are (or were asked when they moved or started), so only the rest is asked.
+            ends, shadow_s = self._ends, cached[1]
+            if shadow_s > self._watched_s:
+                position = bisect_left(ends, (self._watched_s, math.inf))
+                while position < len(ends) and ends[position][0] <= shadow_s:
+                    self._ask_call(self._by_end[ends[position]], now, decisions)
+                    position += 1
+            self._watched_s = shadow_s
 
-    def _pass(self, now: float, decisions: list[Decision]) -> list[Job] | None:
-        """Start what EASY starts now; returns the jobs started by an incremental pass, None
-        after a full pass."""
+    def _pass(self, now: float, decisions: list[Decision]) -> tuple[list[Job], bool]:
+        """Start what EASY starts now; returns the jobs started, and whether the pass was full."""
         queue = self._queue
         cached = self._reservation
         full_pass: bool = self._released or cached is None or cached[0] != queue[0][3].id
         if full_pass:
-            self._start_head_jobs(now, decisions)
+            started = self._start_head_jobs(now, decisions)
             if not queue:
                 self._reservation = None
-                return
+                return [entry[3] for entry in started], True
             head = queue[0][3]
             shadow_s, extra = self._shadow(head, now)
             self.head_reservations_s[head.id] = shadow_s
-            candidates = itertools.islice(enumerate(queue), 1, None)
+            state = [self._resources.nb_free, extra]
+            if self._index is not None:  # the head cannot be a candidate: it does not fit
+                candidates: Any = self._index.candidates(state, now, shadow_s)
+            else:
+                candidates = itertools.islice(queue, 1, None)
+                if self.backfill_order != "queue":
+                    candidates = sorted(candidates, key=self._backfill_key)
         else:
             # Nothing was freed since the last pass: the jobs tried then still cannot start, so
             # only new arrivals are candidates (batsched's rule too). The head is unchanged.
             head_id, shadow_s, extra = cached
             if self._resources.nb_free == 0:
-                return []
-            # the queue is sorted and its entries unique: a new entry's position is a bisection away
-            candidates = sorted((bisect_left(queue, e), e) for e in self._new if e[3].id != head_id)
+                return [], False
+            candidates = [e for e in self._new if e[3].id != head_id]
             if not candidates:
-                return []
+                return [], False
+            candidates.sort(key=self._queue_position() if self.backfill_order == "queue" else self._backfill_key)
+            started = []
+            state = [self._resources.nb_free, extra]
+        nb_heads = len(started)
+        self._backfill(candidates, state, now, shadow_s, decisions, started)
+        if len(started) > nb_heads:
+            self._remove_waiting(started[nb_heads:])
+        self._reservation = (queue[0][3].id, shadow_s, state[1])
+        return [entry[3] for entry in started], full_pass
+
+    def _backfill_key(self, entry: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Candidates' order for `backfill_order` sjbf (estimate) or svf (estimate x size), ties
+        in submission order."""
         if self.backfill_order == "sjbf":
-            candidates = sorted(candidates, key=lambda c: (c[1][4], c[1][1], c[1][2]))
-        elif self.backfill_order == "svf":
-            candidates = sorted(candidates, key=lambda c: (c[1][4] * c[1][5], c[1][1], c[1][2]))
-        started: list[int] = []
-        free = self._resources.nb_free
-        # The hot loop of EASY: locals only, the estimate cached in the queue entry.
-        for position, entry in candidates:
+            return entry[4], entry[1], entry[2]
+        return entry[4] * entry[5], entry[1], entry[2]
+
+    def _queue_position(self) -> Any:
+        """Sort key giving entries their queue position (incremental passes: a static queue,
+        sorted, so a bisection away; a dynamic order makes every pass full)."""
+        queue = self._queue
+        if isinstance(queue, SortedList):
+            return queue.bisect_left
+        return lambda entry: bisect_left(queue, entry)
+
+    def _remove_waiting(self, entries: list[tuple[Any, ...]]) -> None:
+        queue = self._queue
+        if self._index is not None:
+            for entry in entries:
+                self._dequeue(entry)
+        elif self._policy.dynamic:  # re-sorted at each decision: not in tuple order
+            gone = {id(entry) for entry in entries}
+            queue[:] = [entry for entry in queue if id(entry) not in gone]
+        else:
+            for entry in entries:
+                del queue[bisect_left(queue, entry)]
+
+    def _backfill(self, candidates: Any, state: list[int], now: float, shadow_s: float,
+                  decisions: list[Decision], started: list[tuple[Any, ...]]) -> None:
+        """The hot loop of EASY: start each candidate that fits now and either ends (as planned)
+        by the shadow time or uses only the extra resources. state = [free, extra], lowered as
+        jobs start (the index reads them between candidates)."""
+        for entry in candidates:
+            free = state[0]
             if free == 0:
                 break
             res = entry[5]
             if res > free:
                 continue
             if now + entry[6] > shadow_s:  # ends after the shadow time (as planned): only on extra resources
-                if res > extra:
+                if res > state[1]:
                     continue
-                extra -= res
+                state[1] -= res
             self._start(entry[3], now, decisions, entry[4])
-            free -= res
-            started.append(position)
-        started_jobs = [queue[position][3] for position in started]
-        for position in sorted(started, reverse=True):
-            del queue[position]
-        self._reservation = (self._queue[0][3].id, shadow_s, extra)
-        return None if full_pass else started_jobs
+            state[0] = free - res
+            started.append(entry)
 
     def _shadow(self, head: Job, now: float) -> tuple[float, int]:
         """Shadow time and extra resources for `head`, from the estimated ends of running jobs.

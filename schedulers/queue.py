@@ -99,11 +99,12 @@ class QueueScheduler(Scheduler):
     def revise_estimate(self, job_id: str, estimate_s: float, now: float) -> None:
         """A waiting job's planning duration changes; the next decision plans with it."""
         index = self._waiting_index(job_id)
-        old = self._queue.pop(index)
+        old = self._queue[index]
+        self._dequeue(old, index)
         job = old[3]
         entry = (self._policy.score(job, estimate_s, now), old[1], old[2], job, estimate_s, old[5],
                  self.planned_duration_s(job, estimate_s))
-        insort(self._queue, entry)
+        self._enqueue(entry)
         self._new = [entry if e is old else e for e in self._new]
         self._released = True
 
@@ -176,8 +177,17 @@ class QueueScheduler(Scheduler):
         estimate = self.estimate_s(job)
         entry = (self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate, job.res,
                  self.planned_duration_s(job, estimate))
-        insort(self._queue, entry)
+        self._enqueue(entry)
         self._new.append(entry)
+
+    def _enqueue(self, entry: tuple[Any, ...]) -> None:
+        """Put `entry` in the waiting queue at its place (subclasses that index the queue extend
+        this and `_dequeue`: see EASY)."""
+        insort(self._queue, entry)
+
+    def _dequeue(self, entry: tuple[Any, ...], index: int | None = None) -> None:
+        """Take `entry` (at `index` when known) out of the waiting queue."""
+        del self._queue[self._queue.index(entry) if index is None else index]
 
     def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
         running = self._running.pop(job_id, None)
@@ -231,16 +241,19 @@ class QueueScheduler(Scheduler):
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         raise NotImplementedError
 
-    def _start_head_jobs(self, now: float, decisions: list[Decision]) -> None:
-        """Start queue-head jobs while they fit (the FCFS part of every list scheduler)."""
+    def _start_head_jobs(self, now: float, decisions: list[Decision]) -> list[tuple[Any, ...]]:
+        """Start queue-head jobs while they fit (the FCFS part of every list scheduler); returns
+        their entries."""
         queue = self._queue
-        started = 0
-        while started < len(queue) and queue[started][5] <= self._resources.nb_free:
-            entry = queue[started]
+        nb = 0
+        while nb < len(queue) and queue[nb][5] <= self._resources.nb_free:
+            entry = queue[nb]
             self._start(entry[3], now, decisions, entry[4])
-            started += 1
-        if started:
-            del queue[:started]
+            nb += 1
+        started = list(queue[:nb])
+        for entry in started:
+            self._dequeue(entry, 0)
+        return started
 
     def _start(self, job: Job, now: float, decisions: list[Decision], estimate_s: float | None = None,
                alloc: ProcSet | None = None) -> None:

@@ -1,0 +1,111 @@
+"""EASY's candidate index finds exactly what the plain walk of the queue finds."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedlab.engine import Engine
+from schedlab.model import Platform
+from schedlab.schedulers.base import create_scheduler
+from schedlab.schedulers.queue_index import CandidateIndex, _SizeClass
+from tests.conftest import make_workload
+
+#: every EASY variant whose queue order is static (the index serves those), and the subclasses that
+#: revise estimates and planned ends while jobs wait or run (easy-pp)
+INDEXED = [("easy", {}), ("easy-sjbf", {}), ("easy", {"backfill_order": "svf"}), ("easy", {"queue_order": "spt"}),
+           ("easy-sjbf", {"queue_order": "saf"}), ("fcfs-bf1", {}), ("fcfs-bf2", {}),
+           ("easy-pp", {}), ("easy-pp", {"correction": "power"})]
+
+
+@st.composite
+def loaded(draw):
+    """Overloaded workloads with many ties: few distinct submit times, sizes and durations."""
+    nb_res = draw(st.integers(2, 12))
+    nb_jobs = draw(st.integers(1, 120))
+    specs = []
+    for i in range(nb_jobs):
+        submit = draw(st.integers(0, 30)) * 5
+        res = draw(st.sampled_from([1, 1, 2, 3, nb_res // 2 or 1, nb_res]))
+        delay = draw(st.sampled_from([1, 5, 10, 20, 60, 100]))
+        walltime = draw(st.sampled_from([None, 5, 10, 60, 100, 200]))
+        specs.append((str(i), submit, res, delay, walltime))
+    return nb_res, specs
+
+
+def schedule(nb_res, specs, name, options, use_index):
+    scheduler = create_scheduler(name, options)
+    scheduler.use_index = use_index
+    engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), scheduler)
+    engine.run()
+    return [(r.job.id, r.state, r.start_s, r.finish_s, str(r.alloc)) for r in engine.records.values()]
+
+
+@pytest.mark.parametrize(("name", "options"), INDEXED, ids=[f"{n}-{o}" for n, o in INDEXED])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(scenario=loaded())
+def test_indexed_easy_makes_the_plain_walks_schedule(name, options, scenario, monkeypatch):
+    monkeypatch.setattr(_SizeClass, "LOAD", 2)  # blocks split, empty and compact on small queues
+    nb_res, specs = scenario
+    assert schedule(nb_res, specs, name, options, True) == schedule(nb_res, specs, name, options, False)
+
+
+def test_the_index_is_used_for_static_orders_only():
+    for name, options, indexed in (("easy", {}, True), ("easy", {"queue_order": "wfp3"}, False),
+                                   ("easy", {"reservation": "machines"}, False)):
+        scheduler = create_scheduler(name, options)
+        scheduler.on_simulation_begins(Platform.homogeneous(4), 0.0)
+        assert (scheduler._index is not None) is indexed
+
+
+def entry(seq, res, duration):
+    return (float(seq), float(seq), seq, None, duration, res, duration)
+
+
+@st.composite
+def index_cases(draw):
+    specs = draw(st.lists(st.tuples(st.integers(1, 6), st.sampled_from([1.0, 2.0, 5.0, 9.0, math.inf])),
+                          min_size=0, max_size=80))
+    removed = draw(st.sets(st.integers(0, max(len(specs) - 1, 0)), max_size=len(specs)))
+    passes = draw(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), st.sampled_from([0.0, 3.0, 6.0, 20.0])),
+                           min_size=1, max_size=4))
+    return specs, removed, passes
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=index_cases(), order=st.sampled_from(["queue", "duration"]))
+def test_candidates_are_the_plain_walks_in_order(case, order, monkeypatch):
+    monkeypatch.setattr(_SizeClass, "LOAD", 2)
+    specs, removed, passes = case
+    key = (lambda e: e[:3]) if order == "queue" else (lambda e: (e[4], e[1], e[2]))
+    index = CandidateIndex(key)
+    entries = [entry(seq, res, duration) for seq, (res, duration) in enumerate(specs)]
+    for e in reversed(entries):  # out of order: blocks split in the middle
+        index.add(e)
+    for seq in removed:
+        index.remove(entries[seq])
+    waiting = sorted((e for seq, e in enumerate(entries) if seq not in removed), key=key)
+    assert list(index) == sorted(waiting, key=lambda e: (e[5], key(e)))
+    for free, extra, shadow in passes:
+        # what a pass starts: each candidate that fits lowers free (and extra when it ends late)
+        expected, state = [], [free, extra]
+        for e in waiting:
+            if state[0] == 0:
+                break
+            if e[5] <= state[0] and (e[5] <= state[1] or 1.0 + e[6] <= shadow):
+                expected.append(e[2])
+                state[1] -= e[5] if 1.0 + e[6] > shadow else 0
+                state[0] -= e[5]
+        got, state = [], [free, extra]
+        for e in index.candidates(state, 1.0, shadow):
+            assert e[5] <= state[0] and (e[5] <= state[1] or 1.0 + e[6] <= shadow)
+            got.append(e[2])
+            state[1] -= e[5] if 1.0 + e[6] > shadow else 0
+            state[0] -= e[5]
+        assert got == expected
+    with pytest.raises(KeyError):
+        index.remove(entry(10_000, 1, 1.0))
