@@ -1,10 +1,7 @@
 """schedlab: Batsim-compatible HPC job schedulers and a Batsim-faithful embedded engine."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("schedlab")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+source"
+#: The package version (pyproject.toml reads it from here; a constant keeps start-up free of
+#: importlib.metadata, which `schedlab simulate` would otherwise load first).
+__version__ = "0.1.0"
 
 __all__ = ["__version__"]

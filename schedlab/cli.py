@@ -187,11 +187,10 @@ def _first_sentence(doc: str | None) -> str:
 
 
 def cmd_schedulers(args: argparse.Namespace) -> int:
-    import schedlab.schedulers  # noqa: F401
-    from schedlab.schedulers.base import SCHEDULERS, scheduler_option_specs
+    from schedlab.schedulers.base import all_schedulers, scheduler_option_specs
     from schedlab.schedulers.policies import POLICIES
 
-    for name, cls in sorted(SCHEDULERS.items()):
+    for name, cls in sorted(all_schedulers().items()):
         print(f"{name}\n    {_first_sentence(cls.__doc__)}")
         for spec in scheduler_option_specs(cls):
             print(f"      -O {spec.name + '=':<16} {spec.choices}; default {spec.default}")
@@ -226,7 +225,12 @@ def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> No
                         help="scheduler option, repeatable, each key once (e.g. -O queue_order=spt)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Commands whose parser does not need the predictors' option lists (which load scikit-learn)
+LIGHT_COMMANDS = frozenset({"simulate", "serve", "record", "metrics", "schedulers", "demo"})
+
+
+def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; `light`: without the `predictor` command (start-up of the others)."""
     from schedlab import __version__
     from schedlab.cli_experiments import add_parsers as add_experiment_parsers
     from schedlab.cli_policies import add_parsers as add_policy_parsers
@@ -287,14 +291,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub)
     add_experiment_parsers(sub)
-    add_predictor_parsers(sub)
+    if not light:
+        add_predictor_parsers(sub)
     add_policy_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in arguments if not a.startswith("-")), None)
+    parser = build_parser(light=command in LIGHT_COMMANDS)
+    args = parser.parse_args(arguments)
     try:
         return int(args.func(args) or 0)
     except InputError as exc:

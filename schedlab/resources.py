@@ -18,9 +18,12 @@ def procset_from_sorted(intervals: Sequence[tuple[int, int]]) -> ProcSet:
     """A ProcSet from disjoint, non-adjacent, ascending (inf, sup) intervals, without procset's
     pure-Python merge (which cost more than the whole EASY decision). Relies on procset 1.x's
     documented invariant: `_itvs` is the list of disjoint ProcInt in increasing order."""
-    result = ProcSet()
+    result = _new_procset(ProcSet)  # without ProcSet.__init__'s argument handling
     result._itvs = [ProcInt(inf, sup) for inf, sup in intervals]
     return result
+
+
+_new_procset = object.__new__
 
 
 class ResourceMask:
@@ -95,5 +98,9 @@ class ResourceMask:
             self.free[inf:sup + 1] = self._ones[:sup - inf + 1]
         self.nb_free += size
 
+    def free_runs(self) -> list[tuple[int, int]]:
+        """The free ids as (first, last) runs, ascending."""
+        return list(self._runs(_FREE))
+
     def free_set(self) -> ProcSet:
-        return procset_from_sorted(list(self._runs(_FREE)))
+        return procset_from_sorted(self.free_runs())

@@ -1,6 +1,6 @@
-"""Schedulers (decision processes), registered by name. Importing this package fills the registry."""
+"""Schedulers (decision processes), registered by name. Modules load on demand: `create_scheduler`
+imports the one asked for, `all_schedulers()` every shipped one."""
 
-from schedlab.schedulers import diws, easy, easy_pp, fcfs, hybrid, plan_based  # noqa: F401  (registration side effect)
-from schedlab.schedulers.base import SCHEDULERS, Scheduler, create_scheduler, register
+from schedlab.schedulers.base import SCHEDULERS, Scheduler, all_schedulers, create_scheduler, register
 
-__all__ = ["SCHEDULERS", "Scheduler", "create_scheduler", "register"]
+__all__ = ["SCHEDULERS", "Scheduler", "all_schedulers", "create_scheduler", "register"]

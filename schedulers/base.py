@@ -68,6 +68,23 @@ class Scheduler:
 
 SCHEDULERS: dict[str, type[Scheduler]] = {}
 
+#: The module defining each shipped scheduler: `create_scheduler` imports only the one asked for, so
+#: `simulate easy` does not load the predictors' dependencies (scikit-learn, pandas).
+BUILTIN_MODULES = {
+    "fcfs": "fcfs", "easy": "easy", "easy-sjbf": "easy", "easy-pp": "easy_pp", "diws": "diws",
+    "hybrid": "hybrid", "online-sjf": "plan_based", "online-svf": "plan_based", "fcfs-bf1": "plan_based",
+    "fcfs-bf2": "plan_based",
+}
+
+
+def all_schedulers() -> dict[str, type[Scheduler]]:
+    """The registry with every shipped scheduler loaded (listings, tests)."""
+    import importlib
+
+    for module in sorted(set(BUILTIN_MODULES.values())):
+        importlib.import_module(f"schedlab.schedulers.{module}")
+    return SCHEDULERS
+
 
 def register(name: str) -> Callable[[type[Scheduler]], type[Scheduler]]:
     """Class decorator: make a scheduler available by `name` (CLI, serve, pybatsim entries)."""
@@ -126,11 +143,13 @@ def scheduler_option_types(cls: type[Scheduler]) -> dict[str, Any]:
 
 def create_scheduler(name: str, options: Mapping[str, Any] | None = None) -> Scheduler:
     """Instantiate a registered scheduler; string option values are converted to declared types."""
-    import schedlab.schedulers  # noqa: F401  (populates the registry)
+    import importlib
 
+    if name not in SCHEDULERS and name in BUILTIN_MODULES:
+        importlib.import_module(f"schedlab.schedulers.{BUILTIN_MODULES[name]}")
     cls = SCHEDULERS.get(name)
     if cls is None:
-        raise InputError(f"unknown scheduler {name!r} (known: {', '.join(sorted(SCHEDULERS))})")
+        raise InputError(f"unknown scheduler {name!r} (known: {', '.join(sorted(all_schedulers()))})")
     types = scheduler_option_types(cls)
     kwargs: dict[str, Any] = {}
     for key, value in (options or {}).items():

@@ -12,17 +12,20 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from schedlab.model import Job
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ScoreFn = Callable[[Job, float, float], float]
 
 
 #: The same score over arrays (submit times, estimates, resources; the decision time): the whole
 #: queue of a dynamic policy is re-scored at every decision. Equal to `score` bit for bit.
-VectorFn = Callable[[np.ndarray, np.ndarray, np.ndarray, float], np.ndarray]
+VectorFn = Callable[..., Any]  # (submit, estimate, res arrays; now) -> score array
+# numpy is imported inside these functions: `simulate` with a static order never loads it
 
 
 @dataclass(frozen=True)
@@ -122,11 +125,15 @@ def wfp3(job: Job, estimate_s: float, now: float) -> float:
 
 @vectorized("wfp3")
 def _wfp3_vector(submit: np.ndarray, estimate: np.ndarray, res: np.ndarray, now: float) -> np.ndarray:
+    import numpy as np
+
     wait = np.maximum(now - submit, 0.0)
     return -np.float_power(wait / np.maximum(_finite_vector(estimate), 1.0), 3) * res  # pow(), as float ** 3
 
 
 def _finite_vector(estimate: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return np.where(np.isfinite(estimate), estimate, 1e12)
 
 
@@ -143,6 +150,8 @@ def unicef(job: Job, estimate_s: float, now: float) -> float:
 
 @vectorized("unicef")
 def _unicef_vector(submit: np.ndarray, estimate: np.ndarray, res: np.ndarray, now: float) -> np.ndarray:
+    import numpy as np
+
     wait = np.maximum(now - submit, 0.0)
     # math.log2 per distinct size: numpy's SIMD log2 can differ from it by an ulp (an order change on ties)
     sizes, index = np.unique(np.maximum(res, 2), return_inverse=True)

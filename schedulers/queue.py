@@ -9,7 +9,6 @@ from bisect import bisect_left, insort
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from procset import ProcSet
 
 from schedlab.model import TIME_TOLERANCE_S, CallMeLater, Decision, Execute, Job, JobState, Platform, Reject
@@ -230,6 +229,8 @@ class QueueScheduler(Scheduler):
         queue, vector = self._queue, self._policy.vector
         if vector is None or len(queue) < self.VECTOR_QUEUE_MIN:
             return sorted((self._policy.score(e[3], e[4], now), *e[1:]) for e in queue)
+        import numpy as np
+
         n = len(queue)
         submit = np.fromiter((e[1] for e in queue), float, n)
         scores = vector(submit, np.fromiter((e[4] for e in queue), float, n),

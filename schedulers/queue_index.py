@@ -137,36 +137,41 @@ class _SizeClass:
         """This size's entries that may start, in order, while the size fits (state = [free,
         extra], read again at each step): all of them while it fits in extra, else those that end
         by the shadow time (found through the tree, skipping the others a subtree at a time)."""
-        res, blocks, tree, size = self.res, self._blocks, self._dur, self._size
-        nb = len(blocks)
-        node = size
+        res, blocks = self.res, self._blocks
+        b = 0
         while True:
             if res > state[0]:
                 return
-            if res > state[1] and now + tree[node] > shadow_s:  # nothing here: the next subtree
-                while node & 1:
-                    node >>= 1
-                if node == 0:
+            if res > state[1]:
+                b = self._next_short_block(b, now, shadow_s)
+                if b < 0:
                     return
-                node += 1
-                continue
-            if node < size:
-                left = 2 * node
-                node = left if res <= state[1] or now + tree[left] <= shadow_s else left + 1
-                continue
-            b = node - size
-            if b >= nb:
+            elif b >= len(blocks):
                 return
             for _, entry in blocks[b]:
                 if res > state[0]:
                     return
                 if res <= state[1] or now + entry[DURATION] <= shadow_s:
                     yield entry
+            b += 1
+
+    def _next_short_block(self, b: int, now: float, shadow_s: float) -> int:
+        """The first block from `b` holding an entry that ends by the shadow time, or -1."""
+        tree, size = self._dur, self._size
+        if b >= size:
+            return -1
+        node = b + size
+        while now + tree[node] > shadow_s:  # not here: the next subtree to the right
             while node & 1:
                 node >>= 1
             if node == 0:
-                return
+                return -1
             node += 1
+        while node < size:  # the tree's minimum says a child has one: the leftmost such
+            node *= 2
+            if now + tree[node] > shadow_s:
+                node += 1
+        return node - size
 
 
 class CandidateIndex:

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from schedlab.engine import Engine
 from schedlab.model import JobState, Platform
 from schedlab.outputs import job_row
-from schedlab.schedulers.base import SCHEDULERS, create_scheduler
+from schedlab.schedulers.base import all_schedulers, create_scheduler
 from schedlab.schedulers.policies import get_policy
 from tests.conftest import make_workload
 
 # diws needs a predictor: its invariants are checked in tests/test_diws.py
-CONFIGS = [(name, {}) for name in sorted(SCHEDULERS) if name != "diws"] + [
+CONFIGS = [(name, {}) for name in sorted(all_schedulers()) if name != "diws"] + [
     ("easy", {"queue_order": "spt"}), ("easy", {"queue_order": "wfp3"}), ("fcfs", {"queue_order": "saf"}),
     ("easy-sjbf", {"queue_order": "f2"}), ("easy", {"reservation": "machines"}),
     ("easy", {"reservation": "machines", "rjms_delay_s": 0.0}),
