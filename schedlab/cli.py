@@ -86,6 +86,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise InputError("-O/--option configures our schedulers; pass options to the --external command itself")
     platform_path = resolve_platform(args.platform)
     platform = load_platform(platform_path)
+    if args.timing == "batsim":
+        from schedlab.batsim_network import message_routes
+
+        message_routes(platform_path)  # refuses what it does not model, before any work
     workload = load_workload(args.workload)
     if workload.nb_res is not None and workload.nb_res != platform.nb_resources:
         _warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
@@ -116,7 +120,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                          **({"generator": workload.extra["generator"]} if "generator" in workload.extra else {})},
             "cli_options": options}
     try:
-        result = simulate(platform, workload, scheduler, out, run_info=info, progress=update)
+        result = simulate(platform, workload, scheduler, out, run_info=info, progress=update, timing=args.timing)
     finally:
         if bar is not None:
             bar.close()
@@ -253,6 +257,9 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds to wait for each external reply (default 60)")
     p.add_argument("--record", help="with --external: write every message to this JSON-lines file")
+    p.add_argument("--timing", choices=("ideal", "batsim"), default="ideal",
+                   help="message timing: ideal (zero latency, the default) or batsim (Batsim 4.2.1's "
+                        "latencies on this platform: jobs.csv as real batsim + `schedlab serve` writes it)")
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(func=cmd_simulate)
 

@@ -63,6 +63,8 @@ class JobRecord:
 class Engine:
     """Simulates `workload` on `platform` driven by `scheduler` (anything with the Scheduler hooks)."""
 
+    timing = "ideal"  # zero message latency (engine_batsim.BatsimTimedEngine: Batsim's)
+
     def __init__(self, platform: Platform, workload: Workload, scheduler: Any, *,
                  progress: Callable[[int], None] | None = None) -> None:
         self.check_workload(workload)
@@ -245,17 +247,7 @@ class Engine:
         if record is None or record.state is not JobState.SUBMITTED:
             record = self._submitted(decision.job_id, "EXECUTE_JOB", now)  # raises the precise error
         job, alloc = record.job, decision.alloc
-        size = len(alloc)
-        if size != job.res:
-            raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' has "
-                                  f"{size} resources, the job requests {job.res}")
-        if alloc.min < 0 or alloc.max >= self.platform.nb_resources:
-            raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' is "
-                                  f"outside resources 0-{self.platform.nb_resources - 1}")
-        overlap = self._resources.take_if_free(alloc, size)
-        if overlap is not None:
-            raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: resources '{overlap}' "
-                                  "are already in use (compute sharing is disabled)")
+        self.check_allocation(self.platform, job, alloc, self._resources, now)
         record.state = JobState.RUNNING
         record.start_s = now
         record.alloc = alloc
@@ -265,6 +257,21 @@ class Engine:
         else:
             runtime = delay
         self._push(now + runtime, EventKind.JOB_COMPLETED, record)
+
+    @staticmethod
+    def check_allocation(platform: Platform, job: Job, alloc: ProcSet, resources: ResourceMask, now: float) -> None:
+        """Take `alloc` for `job` in `resources`, or raise what Batsim would abort on."""
+        size = len(alloc)
+        if size != job.res:
+            raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' has "
+                                  f"{size} resources, the job requests {job.res}")
+        if alloc.min < 0 or alloc.max >= platform.nb_resources:
+            raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' is "
+                                  f"outside resources 0-{platform.nb_resources - 1}")
+        overlap = resources.take_if_free(alloc, size)
+        if overlap is not None:
+            raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: resources '{overlap}' "
+                                  "are already in use (compute sharing is disabled)")
 
     def _finish(self, record: JobRecord, state: JobState, now: float) -> None:
         record.state = state

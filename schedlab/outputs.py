@@ -123,6 +123,7 @@ def build_summary(engine: Engine, *, run_info: Mapping[str, Any], simulation_tim
     return _finite({
         "schedlab_version": __version__,
         "engine": "embedded",
+        "message_timing": getattr(engine, "timing", "ideal"),
         "complete": error is None and engine.complete,
         "error": error,
         **run_info,

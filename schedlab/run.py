@@ -31,10 +31,22 @@ class RunResult:
 
 def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: str | Path | None, *,
              run_info: Mapping[str, Any] | None = None,
-             progress: Callable[[int], None] | None = None) -> RunResult:
+             progress: Callable[[int], None] | None = None, timing: str = "ideal") -> RunResult:
     """Run to the end. Whatever stops it once the engine has started (a broken rule, a scheduler
-    bug, Ctrl-C) still writes what finished, marked `"complete": false` with the error."""
-    engine = Engine(platform, workload, scheduler, progress=progress)
+    bug, Ctrl-C) still writes what finished, marked `"complete": false` with the error.
+    `timing`: "ideal" (zero latency) or "batsim" (Batsim 4.2.1's message timing on the platform
+    file `platform.source`; see engine_batsim.py)."""
+    engine: Any
+    if timing == "batsim":
+        from schedlab.batsim_network import message_routes
+        from schedlab.engine_batsim import BatsimTimedEngine
+
+        engine = BatsimTimedEngine(platform, workload, scheduler, routes=message_routes(platform.source),
+                                   progress=progress)
+    elif timing == "ideal":
+        engine = Engine(platform, workload, scheduler, progress=progress)
+    else:
+        raise ValueError(f"timing must be 'ideal' or 'batsim', got {timing!r}")
     exception: BaseException | None = None
     t0 = time.perf_counter()
     try:

@@ -43,6 +43,8 @@ class ExternalDecisionProcess:
     """Runs `command` ({socket} -> tcp://127.0.0.1:PORT, {port} -> PORT) and talks Batsim to it."""
 
     name = "external"
+    #: `--timing batsim` passes each event's own timestamp (Batsim's), not the message's `now`
+    wants_event_timestamps = True
 
     def __init__(self, command: str, *, workload: Workload, timeout_s: float = 60.0,
                  record_path: str | None = None, port: int | None = None,
@@ -128,6 +130,16 @@ class ExternalDecisionProcess:
                 later.setdefault(ts, []).append(decision)
         decisions.extend(Deferred(ts, tuple(ds)) for ts, ds in sorted(later.items()))
         return decisions
+
+    def decide_timed(self, now: float) -> tuple[float, list[tuple[float, Decision]]]:
+        """One exchange as Batsim applies it: the reply's `now` and its (timestamp, decision)s."""
+        reply_now, timed = self._exchange(now)
+        if reply_now < now:
+            raise ProtocolError(f"external decision process replied now={reply_now} < {now}")
+        for _, decision in timed:
+            if type(decision) is Execute:
+                self._allocs[decision.job_id] = decision.alloc
+        return reply_now, timed
 
     def _exchange(self, now: float) -> tuple[float, list[tuple[float, Decision]]]:
         raw = encode_message(now, self._events)

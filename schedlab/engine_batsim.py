@@ -1,0 +1,325 @@
+"""`--timing batsim`: the embedded engine with Batsim 4.2.1's message timing.
+
+Batsim's actors run on `batsim_kernel`'s model of SimGrid (static job submitter, server,
+request-reply, job executors, waiters, killers; src/workload submitters, server.cpp,
+jobs_execution.cpp, network.cpp, protocol.cpp). Each internal message costs its route's latency and
+1-byte transfer (batsim_network); the server receives them one at a time and calls the decision
+process only when it is ready and no message waits, so simultaneous events arrive as Batsim groups
+them. The scheduler sees what `schedlab serve` would see: `now` as Batsim prints it (6 decimals),
+every decision applied as one message, in order. Job rows, times and their order are Batsim's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator
+from typing import Any
+
+from schedlab.batsim_kernel import Actor, Kernel, put, sleep_for
+from schedlab.batsim_network import MessageRoutes
+from schedlab.engine import Engine, JobRecord
+from schedlab.errors import SimulationError
+from schedlab.model import CallMeLater, Decision, Deferred, Execute, Job, JobState, Kill, Platform, Reject, SetMetadata
+from schedlab.resources import ResourceMask
+from schedlab.workload import Workload
+
+MIN_RUNTIME_S = 1e-5  # Batsim's runtime for a job that ran 0 s, and a waiter's least sleep
+
+
+def batsim_now(clock: float) -> float:
+    """The time a decision process reads: Batsim prints doubles with "%f"."""
+    return float(f"{clock:f}")
+
+
+class BatsimTimedEngine:
+    """Same surface as Engine (records, finished, run, ...), Batsim's timestamps."""
+
+    timing = "batsim"
+
+    def __init__(self, platform: Platform, workload: Workload, scheduler: Any, *, routes: MessageRoutes,
+                 progress: Callable[[int], None] | None = None) -> None:
+        Engine.check_workload(workload)
+        if len(routes.resources) != platform.nb_resources:
+            raise SimulationError(f"the platform has {platform.nb_resources} resources, its routes "
+                                  f"{len(routes.resources)}")
+        self.platform, self.workload, self.scheduler, self.routes = platform, workload, scheduler, routes
+        self.records: dict[str, JobRecord] = {job.id: JobRecord(job) for job in workload.jobs}
+        self.finished: list[str] = []
+        self.scheduling_time_s = 0.0
+        self.nb_decisions = 0
+        self.nb_steps = 0  # messages exchanged with the scheduler
+        self._kernel = Kernel()
+        self._resources = ResourceMask(platform.nb_resources)
+        self._progress = progress
+        self._events: list[tuple[str, Any, float]] = []  # (kind, payload, Batsim's timestamp)
+        self._executors: dict[str, Actor] = {}
+        self._kill_asked: set[str] = set()
+        self._ready = self._end_sent = self._end_acked = self._submitted_all = False
+        self._nb_submitted = self._nb_rows = self._nb_running = self._nb_waiters = self._nb_killers = 0
+        #: external processes get each event's own timestamp; in-process schedulers the message's
+        #: `now`, as `schedlab serve` passes them
+        self._event_times = bool(getattr(scheduler, "wants_event_timestamps", False))
+        self._ended = False
+
+    @property
+    def now(self) -> float:
+        return self._kernel.now
+
+    @property
+    def complete(self) -> bool:
+        return self._ended
+
+    def run(self) -> None:
+        prepare = getattr(self.scheduler, "prepare", None)
+        if prepare is not None:
+            prepare()
+        master = self.routes.master
+        self._kernel.spawn("workload_submitter_w0", master, self._submitter())
+        self._kernel.spawn("server", master, self._server())
+        self._kernel.run()
+        undecided = [r.job.id for r in self.records.values() if r.state is JobState.SUBMITTED]
+        if undecided or not self._end_acked:
+            raise SimulationError(
+                f"the scheduler left {len(undecided)} job(s) undecided when no event was left "
+                f"(first: {undecided[0] if undecided else '-'}); Batsim requires every job to be executed or rejected")
+        self._ended = True
+
+    # ------------------------------------------------------------------ actors
+    def _submitter(self) -> Generator:
+        kernel = self._kernel
+        yield from put(("HELLO", None))
+        clock = kernel.now
+        group: list[Job] = []
+        for job in sorted(self.workload.jobs, key=lambda j: (j.submit_time_s, j.id)):  # Batsim's order
+            if job.submit_time_s > clock:
+                if group:
+                    yield from put(("SUBMITTED", group))
+                    group = []
+                yield from sleep_for(job.submit_time_s - clock)
+                clock = kernel.now
+            group.append(job)
+        if group:
+            yield from put(("SUBMITTED", group))
+        yield from put(("BYE", None))
+
+    def _executor(self, record: JobRecord) -> Generator:
+        job = record.job
+        delay = self.workload.profiles[job.profile].delay_s
+        if job.walltime_s is None or delay < job.walltime_s:
+            yield from sleep_for(delay)
+            state = JobState.COMPLETED_SUCCESSFULLY
+        else:  # Batsim kills at the walltime when delay >= walltime
+            yield from sleep_for(job.walltime_s)
+            state = JobState.COMPLETED_WALLTIME_REACHED
+        self._ended_now(record, state)
+        yield from put(("COMPLETED", record))
+
+    def _ended_now(self, record: JobRecord, state: JobState) -> None:
+        record.final_on_completion = state
+        now = self._kernel.now
+        record.finish_s = now if now > record.start_s else record.start_s + MIN_RUNTIME_S  # type: ignore[operator]
+
+    def _waiter(self, at_s: float) -> Generator:
+        kernel = self._kernel
+        if kernel.now < at_s:
+            yield from sleep_for(max(at_s - kernel.now, MIN_RUNTIME_S))
+        if not (self._end_sent or self._end_acked):
+            yield from put(("WAITED", None))
+
+    def _killer(self, job_ids: list[str]) -> Generator:
+        for job_id in job_ids:
+            record = self.records[job_id]
+            if record.state is JobState.RUNNING and record.finish_s is None:
+                yield ("kill", self._executors[job_id])
+                self._ended_now(record, JobState.COMPLETED_KILLED)
+        yield from put(("KILLED", job_ids))
+
+    def _request_reply(self, events: list[tuple[str, Any, float]], clock: float) -> Generator:
+        kernel = self._kernel
+        reply_now, timed = self._exchange(events, batsim_now(clock))
+        for at_s, decision in timed:
+            if at_s > kernel.now:
+                yield from sleep_for(at_s - kernel.now)
+            yield from put(("DECISION", decision))
+        if reply_now > kernel.now:
+            yield from sleep_for(reply_now - kernel.now)
+        yield from put(("READY", None))
+
+    def _server(self) -> Generator:
+        kernel = self._kernel
+        self._events.append(("BEGINS", None, 0.0))
+        yield from self._send_events()
+        while not self._end_acked:
+            comm = yield ("irecv",)
+            kind, payload = yield ("wait", comm)
+            yield from self._handlers[kind](self, payload)
+            if self._ready and not self._end_acked and kernel.mailbox_empty():
+                if self._events:
+                    yield from self._send_events()
+                elif self._all_done() and not self._end_sent:
+                    self._events.append(("ENDS", None, kernel.now))
+                    self._end_sent = True
+                    yield from self._send_events()
+
+    def _send_events(self) -> Generator:
+        events, self._events = self._events, []
+        self._ready = False
+        yield ("spawn", "Scheduler REQ-REP", self.routes.master, self._request_reply(events, self._kernel.now))
+
+    def _all_done(self) -> bool:
+        return (self._submitted_all and self._nb_rows == self._nb_submitted and self._nb_running == 0
+                and self._nb_waiters == 0 and self._nb_killers == 0)
+
+    # ------------------------------------------------------------------ the server's handlers
+    def _on_hello(self, _: Any) -> Generator:
+        yield from ()
+
+    def _on_bye(self, _: Any) -> Generator:
+        self._submitted_all = True
+        self._events.append(("NOTIFY", None, self._kernel.now))
+        yield from ()
+
+    def _on_submitted(self, jobs: list[Job]) -> Generator:
+        for job in jobs:
+            self.records[job.id].state = JobState.SUBMITTED
+            self._nb_submitted += 1
+            self._events.append(("SUBMITTED", job, self._kernel.now))
+        yield from ()
+
+    def _row(self, record: JobRecord) -> None:
+        self.finished.append(record.job.id)
+        self._nb_rows += 1
+
+    def _on_completed(self, record: JobRecord) -> Generator:
+        record.state = record.final_on_completion
+        self._resources.release(record.alloc, record.job.res)  # type: ignore[arg-type]
+        self._nb_running -= 1
+        self._row(record)
+        self._events.append(("COMPLETED", record, self._kernel.now))
+        yield from ()
+
+    def _on_killed(self, job_ids: list[str]) -> Generator:
+        for job_id in job_ids:
+            record = self.records[job_id]
+            if record.final_on_completion is JobState.COMPLETED_KILLED and record.state is JobState.RUNNING:
+                record.state = JobState.COMPLETED_KILLED
+                self._resources.release(record.alloc, record.job.res)  # type: ignore[arg-type]
+                self._nb_running -= 1
+                self._row(record)
+                self._events.append(("COMPLETED", record, self._kernel.now))
+        self._events.append(("KILLED", job_ids, self._kernel.now))
+        self._nb_killers -= 1
+        yield from ()
+
+    def _on_waited(self, _: Any) -> Generator:
+        self._events.append(("CALL", None, self._kernel.now))
+        self._nb_waiters -= 1
+        yield from ()
+
+    def _on_ready(self, _: Any) -> Generator:
+        self._ready = True
+        if self._end_sent:
+            self._end_acked = True
+        yield from ()
+
+    def _on_decision(self, decision: Decision) -> Generator:
+        now = self._kernel.now
+        self.nb_decisions += 1
+        kind = type(decision)
+        if kind is Execute:
+            record = self._submitted(decision.job_id, "EXECUTE_JOB", now)
+            Engine.check_allocation(self.platform, record.job, decision.alloc, self._resources, now)
+            record.state, record.start_s, record.alloc = JobState.RUNNING, now, decision.alloc
+            self._nb_running += 1
+            route = self.routes.resources[decision.alloc.min]  # the job runs from its first host
+            self._executors[record.job.id] = yield ("spawn", f"job_{record.job.id}", route, self._executor(record))
+        elif kind is Reject:
+            record = self._submitted(decision.job_id, "REJECT_JOB", now)
+            record.state = JobState.REJECTED
+            self._row(record)
+        elif kind is Kill:
+            asked = [job_id for job_id in decision.job_ids if job_id not in self._kill_asked]
+            for job_id in asked:
+                record = self._record(job_id, "KILL_JOB", now)
+                if record.state not in (JobState.SUBMITTED, JobState.RUNNING):  # Batsim forgot it: aborts
+                    raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, which is already "
+                                          f"{record.state.value} (Batsim 4.2.1 aborts on this)")
+                self._kill_asked.add(job_id)
+            if asked:
+                self._nb_killers += 1
+                yield ("spawn", "killer_process", self.routes.master, self._killer(asked))
+        elif kind is CallMeLater:
+            if not decision.at_s > now:  # Batsim checks against the time it receives the call
+                raise SimulationError(f"CALL_ME_LATER at t={decision.at_s!r} is not after t={now!r}, when "
+                                      "Batsim receives it ('You asked to be awaken in the past!')")
+            self._nb_waiters += 1
+            yield ("spawn", "waiter", self.routes.master, self._waiter(decision.at_s))
+        elif kind is SetMetadata:
+            self._record(decision.job_id, "SET_JOB_METADATA", now).metadata = decision.metadata
+        else:
+            raise SimulationError(f"decision {decision!r} is not modelled by --timing batsim")
+
+    _handlers: dict[str, Callable[[BatsimTimedEngine, Any], Generator]] = {
+        "HELLO": _on_hello, "BYE": _on_bye, "SUBMITTED": _on_submitted, "COMPLETED": _on_completed,
+        "KILLED": _on_killed, "WAITED": _on_waited, "READY": _on_ready, "DECISION": _on_decision,
+    }
+
+    def _record(self, job_id: str, what: str, now: float) -> JobRecord:
+        record = self.records.get(job_id)
+        if record is None:
+            raise SimulationError(f"{what} for unknown job '{job_id}' at t={now!r}")
+        return record
+
+    def _submitted(self, job_id: str, what: str, now: float) -> JobRecord:
+        record = self._record(job_id, what, now)
+        if record.state is not JobState.SUBMITTED:
+            raise SimulationError(f"{what} for job '{job_id}' at t={now!r}, but it is {record.state.value} "
+                                  "(each job is decided exactly once, after its submission)")
+        return record
+
+    # ------------------------------------------------------------------ the decision process
+    def _exchange(self, events: list[tuple[str, Any, float]], now: float) -> tuple[float, list[tuple[float, Any]]]:
+        """One message to the scheduler (its hooks, then decide) and its reply: the reply's `now`
+        and (timestamp, decision) pairs, one per message Batsim will handle."""
+        scheduler = self.scheduler
+        self.nb_steps += 1
+        t0 = time.perf_counter()
+        try:
+            ends = False
+            for kind, payload, at_s in events:
+                at = batsim_now(at_s) if self._event_times else now
+                if kind == "SUBMITTED":
+                    scheduler.on_job_submitted(payload, at)
+                elif kind == "COMPLETED":
+                    scheduler.on_job_completed(payload.job.id, payload.state, at)
+                elif kind == "KILLED":
+                    scheduler.on_jobs_killed(tuple(payload), at)
+                elif kind == "CALL":
+                    scheduler.on_requested_call(at)
+                elif kind == "NOTIFY":
+                    scheduler.on_no_more_jobs(at)
+                elif kind == "BEGINS":
+                    scheduler.on_simulation_begins(self.platform, at)
+                else:
+                    ends = True
+            if ends:
+                scheduler.on_simulation_ends(now)
+                return now, []
+            timed = getattr(scheduler, "decide_timed", None)
+            if timed is not None:
+                return timed(now)
+            decisions = scheduler.decide(now)
+        finally:
+            self.scheduling_time_s += time.perf_counter() - t0
+            if self._progress is not None:
+                self._progress(len(self.finished))
+        return now, [(now, d) for decision in decisions for d in _messages(decision)]
+
+
+def _messages(decision: Decision | Deferred) -> list[Decision]:
+    """The messages a decision is on the wire (`schedlab serve` sends a reason as metadata first)."""
+    if type(decision) is Reject and decision.reason:
+        return [SetMetadata(decision.job_id, decision.reason), Reject(decision.job_id, "")]
+    if type(decision) is Deferred:
+        raise SimulationError("deferred decisions are not modelled by --timing batsim")
+    return [decision]
