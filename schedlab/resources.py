@@ -19,11 +19,12 @@ def procset_from_sorted(intervals: Sequence[tuple[int, int]]) -> ProcSet:
     pure-Python merge (which cost more than the whole EASY decision). Relies on procset 1.x's
     documented invariant: `_itvs` is the list of disjoint ProcInt in increasing order."""
     result = _new_procset(ProcSet)  # without ProcSet.__init__'s argument handling
-    result._itvs = [ProcInt(inf, sup) for inf, sup in intervals]
+    result._itvs = [_new_interval(ProcInt, bounds) for bounds in intervals]  # nor ProcInt's checks
     return result
 
 
 _new_procset = object.__new__
+_new_interval = tuple.__new__  # ProcInt is a tuple (inf, sup); the callers' bounds are valid ints
 
 
 class ResourceMask:
