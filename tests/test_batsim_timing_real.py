@@ -4,13 +4,13 @@ byte, on overloaded workloads with simultaneous submissions, simultaneous ends a
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from schedlab.workloads.synthetic import ties_and_kills
 from tests.conftest import BATSIM_DATA
 from tests.test_real_batsim import find_tool, run_real_batsim
 
@@ -21,23 +21,6 @@ PLATFORMS = {"cluster512": (BATSIM_DATA / "cluster512.xml", 512),
                 for name, size in (("lublin256", 256), ("constrained512", 512), ("marconi100", 15680))}}
 SCHEDULERS = {"fcfs": ["fcfs"], "easy": ["easy"], "easy-sjbf": ["easy-sjbf"],
               "easy-machines": ["easy", "-O", "reservation=machines"]}
-
-
-def overloaded(nb_jobs: int, nb_res: int, seed: int) -> dict:
-    """Half the jobs share the previous one's submit time; integer durations, so many end together;
-    a quarter are killed at their walltime (some with delay == walltime); a few are too large."""
-    rng = random.Random(seed)
-    sizes = [1, 1, 1, 2, 4, 8, 16, max(nb_res // 8, 1), max(nb_res // 2, 1), nb_res, nb_res + 1]
-    jobs, profiles, submit = [], {}, 0
-    for i in range(nb_jobs):
-        if rng.random() >= 0.5:
-            submit += rng.choice([1, 5, 30, 120])
-        delay = rng.choice([10, 60, 300, 600, 1800, 3600])
-        walltime = rng.choice([delay, delay // 2, delay * 2, delay * 3, delay * 3])
-        jobs.append({"id": i, "subtime": submit, "res": rng.choice(sizes), "walltime": walltime,
-                     "profile": f"d{delay}"})
-        profiles[f"d{delay}"] = {"type": "delay", "delay": delay}
-    return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles}
 
 
 def simulate_batsim_timing(tmp_path: Path, platform: Path, workload: Path, args: list[str]) -> list[str]:
@@ -64,7 +47,8 @@ def differing(real: list[str], ours: list[str]) -> list[tuple[str, str]]:
 def test_jobs_csv_equals_real_batsim_with_schedlab_serve(tmp_path, platform, scheduler):
     path, size = PLATFORMS[platform]
     workload = tmp_path / "w.json"
-    workload.write_text(json.dumps(overloaded(3000, size, seed=len(platform) + len(scheduler))))
+    seed = len(platform) + len(scheduler)
+    workload.write_text(json.dumps(ties_and_kills(nb_jobs=3000, nb_resources=size, seed=seed)))
     argv = SCHEDULERS[scheduler]
     real = real_rows(tmp_path, path, workload, [sys.executable, "-m", "schedlab", "serve", *argv,
                                                  "--socket", "{socket}"])
@@ -78,7 +62,7 @@ def test_engine_hosting_batsched_equals_real_batsim_with_batsched(tmp_path, plat
     batsched = find_tool("batsched")
     path, size = PLATFORMS[platform]
     workload = tmp_path / "w.json"
-    workload.write_text(json.dumps(overloaded(3000, size, seed=7)))
+    workload.write_text(json.dumps(ties_and_kills(nb_jobs=3000, nb_resources=size, seed=7)))
     real = real_rows(tmp_path, path, workload, [batsched, "-v", "easy_bf", "-s", "{socket}"])
     ours = simulate_batsim_timing(tmp_path, path, workload, ["--external", f"{batsched} -v easy_bf -s {{socket}}"])
     assert len(real) == 3001

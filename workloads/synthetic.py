@@ -171,3 +171,25 @@ def write_generated(path: str | Path, spec: SyntheticSpec,
                                                  for index, _, _, _, runtime, _ in chunk))
             separator = ",\n"
         handle.write("\n}\n}\n")
+
+
+def ties_and_kills(*, nb_jobs: int, nb_resources: int, seed: int) -> dict[str, object]:
+    """A Batsim JSON workload that stresses message timing: half the jobs share the previous one's
+    submit time, durations take six round values (many jobs end together), two in five are killed
+    at their walltime (half of those with delay == walltime), and a few are larger than the platform. Used to
+    compare `--timing ideal` and `--timing batsim` (tests, benchmarks/bench_timing.py)."""
+    import random
+
+    rng = random.Random(seed)
+    sizes = [1, 1, 1, 2, 4, 8, 16, max(nb_resources // 8, 1), max(nb_resources // 2, 1), nb_resources,
+             nb_resources + 1]
+    jobs, profiles, submit = [], {}, 0
+    for i in range(nb_jobs):
+        if rng.random() >= 0.5:
+            submit += rng.choice([1, 5, 30, 120])
+        delay = rng.choice([10, 60, 300, 600, 1800, 3600])
+        walltime = rng.choice([delay, delay // 2, delay * 2, delay * 3, delay * 3])
+        jobs.append({"id": i, "subtime": submit, "res": rng.choice(sizes), "walltime": walltime,
+                     "profile": f"d{delay}"})
+        profiles[f"d{delay}"] = {"type": "delay", "delay": delay}
+    return {"nb_res": nb_resources, "jobs": jobs, "profiles": profiles}
