@@ -142,8 +142,8 @@ class _SizeClass:
         while True:
             if res > state[0]:
                 return
-            if res > state[1]:
-                b = self._next_short_block(b, now, shadow_s)
+            if res > state[1] and shadow_s < INF:  # (an infinite shadow time takes every entry,
+                b = self._next_short_block(b, now, shadow_s)  # and the tree's padding leaves too)
                 if b < 0:
                     return
             elif b >= len(blocks):

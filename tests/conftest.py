@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import MappingProxyType
 
 import pytest
+from hypothesis import settings
 
 from schedlab.model import Job, Profile
 from schedlab.workload import Workload
@@ -13,6 +15,12 @@ from schedlab.workload import Workload
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 BATSIM_V4 = SHARED_DATA / "batsim" / "v4.2.1"
+# Property tests explore new examples on every local run; under CI (CI=true) they draw the same
+# examples each time, so a run's verdict is reproducible and a failure names a replayable case.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile(os.environ.get("SCHEDLAB_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
 #: Shipped copies and excerpts (tests/data/README.md): the suite needs no ../shared for these.
 TEST_DATA = REPO / "tests" / "data"
 BATSIM_DATA = TEST_DATA / "batsim"

@@ -71,8 +71,8 @@ def index_cases(draw):
     specs = draw(st.lists(st.tuples(st.integers(1, 6), st.sampled_from([1.0, 2.0, 5.0, 9.0, math.inf])),
                           min_size=0, max_size=80))
     removed = draw(st.sets(st.integers(0, max(len(specs) - 1, 0)), max_size=len(specs)))
-    passes = draw(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), st.sampled_from([0.0, 3.0, 6.0, 20.0])),
-                           min_size=1, max_size=4))
+    shadows = st.sampled_from([0.0, 3.0, 6.0, 20.0, math.inf])
+    passes = draw(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), shadows), min_size=1, max_size=4))
     return specs, removed, passes
 
 
@@ -109,3 +109,28 @@ def test_candidates_are_the_plain_walks_in_order(case, order, monkeypatch):
         assert got == expected
     with pytest.raises(KeyError):
         index.remove(entry(10_000, 1, 1.0))
+
+
+def test_an_infinite_shadow_time_takes_every_entry(monkeypatch):
+    """Running jobs without walltime put the shadow time at infinity: every waiting job then ends
+    by it, including those without walltime (infinite planned duration), as in the plain walk."""
+    monkeypatch.setattr(_SizeClass, "LOAD", 2)
+    for nb_entries in range(1, 40):  # block counts that are and are not powers of two
+        for nb_removed in range(nb_entries):
+            index = CandidateIndex(lambda e: e[:3])
+            entries = [entry(seq, 1, math.inf) for seq in range(nb_entries)]
+            for e in entries:
+                index.add(e)
+            for e in entries[:nb_removed]:
+                index.remove(e)
+            state = [100, 0]
+            assert [e[2] for e in index.candidates(state, 8.0, math.inf)] == list(range(nb_removed, nb_entries))
+
+
+def test_the_ci_case_runs_without_walltimes(monkeypatch):
+    """Found by hypothesis in CI: unit jobs without walltime behind a whole-machine head."""
+    monkeypatch.setattr(_SizeClass, "LOAD", 2)
+    specs = ([(str(i), 0, 1, 1, None) for i in range(21)] + [(str(i), 5, 1, 1, None) for i in range(21, 36)]
+             + [("36", 0, 2, 1, None), ("37", 0, 2, 5, None), ("38", 0, 6, 1, None)])
+    specs[28] = ("28", 5, 1, 5, None)
+    assert schedule(6, specs, "easy", {}, True) == schedule(6, specs, "easy", {}, False)
