@@ -54,6 +54,8 @@ class BatsimTimedEngine:
         self._events: list[tuple[str, Any, float]] = []  # (kind, payload, Batsim's timestamp)
         self._executors: dict[str, Actor] = {}
         self._kill_asked: set[str] = set()
+        self._to_delete: list[str] = []  # ended or rejected jobs Batsim deletes once the next message is sent
+        self._deleted: set[str] = set()  # jobs Batsim no longer knows
         self._ready = self._end_sent = self._end_acked = self._submitted_all = False
         self._nb_submitted = self._nb_rows = self._nb_running = self._nb_waiters = self._nb_killers = 0
         #: external processes get each event's own timestamp; in-process schedulers the message's
@@ -115,7 +117,10 @@ class BatsimTimedEngine:
         yield from put(("COMPLETED", record))
 
     def _ended_now(self, record: JobRecord, state: JobState) -> None:
+        """The job's executor ended or was killed: Batsim sets its state and frees its machines
+        then (update_machines_on_job_end), before the server handles the message that says so."""
         record.final_on_completion = state
+        self._resources.release(record.alloc, record.job.res)  # type: ignore[arg-type]
         now = self._kernel.now
         record.finish_s = now if now > record.start_s else record.start_s + MIN_RUNTIME_S  # type: ignore[operator]
 
@@ -165,6 +170,8 @@ class BatsimTimedEngine:
         events, self._events = self._events, []
         self._ready = False
         yield ("spawn", "Scheduler REQ-REP", self.routes.master, self._request_reply(events, self._kernel.now))
+        self._deleted.update(self._to_delete)  # server.cpp: jobs_to_be_deleted go once a message is sent
+        self._to_delete.clear()
 
     def _all_done(self) -> bool:
         return (self._submitted_all and self._nb_rows == self._nb_submitted and self._nb_running == 0
@@ -192,20 +199,23 @@ class BatsimTimedEngine:
 
     def _on_completed(self, record: JobRecord) -> Generator:
         record.state = record.final_on_completion
-        self._resources.release(record.alloc, record.job.res)  # type: ignore[arg-type]
         self._nb_running -= 1
         self._row(record)
+        self._to_delete.append(record.job.id)
         self._events.append(("COMPLETED", record, self._kernel.now))
         yield from ()
 
     def _on_killed(self, job_ids: list[str]) -> Generator:
         for job_id in job_ids:
+            if job_id in self._deleted:  # it ended by itself and its end was sent meanwhile
+                raise SimulationError(f"KILLING_DONE for job '{job_id}' at t={self._kernel.now!r}, which Batsim "
+                                      "deleted when it sent its completion (Batsim 4.2.1 aborts on this)")
             record = self.records[job_id]
             if record.final_on_completion is JobState.COMPLETED_KILLED and record.state is JobState.RUNNING:
                 record.state = JobState.COMPLETED_KILLED
-                self._resources.release(record.alloc, record.job.res)  # type: ignore[arg-type]
                 self._nb_running -= 1
                 self._row(record)
+                self._to_delete.append(job_id)
                 self._events.append(("COMPLETED", record, self._kernel.now))
         self._events.append(("KILLED", job_ids, self._kernel.now))
         self._nb_killers -= 1
@@ -237,14 +247,21 @@ class BatsimTimedEngine:
             record = self._submitted(decision.job_id, "REJECT_JOB", now)
             record.state = JobState.REJECTED
             self._row(record)
+            self._to_delete.append(record.job.id)
         elif kind is Kill:
-            asked = [job_id for job_id in decision.job_ids if job_id not in self._kill_asked]
-            for job_id in asked:
+            asked = []
+            for job_id in decision.job_ids:  # server_on_kill_jobs' checks, in its order
                 record = self._record(job_id, "KILL_JOB", now)
-                if record.state not in (JobState.SUBMITTED, JobState.RUNNING):  # Batsim forgot it: aborts
-                    raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, which is already "
-                                          f"{record.state.value} (Batsim 4.2.1 aborts on this)")
-                self._kill_asked.add(job_id)
+                if job_id in self._deleted:
+                    raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, whose end Batsim has already "
+                                          "sent and forgotten (Batsim 4.2.1 aborts: 'it does not exist')")
+                if job_id in self._kill_asked:
+                    continue  # a repeated kill is ignored
+                if record.state is not JobState.RUNNING and not record.state.name.startswith("COMPLETED"):
+                    raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, which is {record.state.value}: "
+                                          "not being executed nor completed (Batsim 4.2.1 aborts on this)")
+                self._kill_asked.add(job_id)  # a job ended but not yet reported is accepted: nothing to kill
+                asked.append(job_id)
             if asked:
                 self._nb_killers += 1
                 yield ("spawn", "killer_process", self.routes.master, self._killer(asked))

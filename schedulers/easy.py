@@ -141,6 +141,13 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
                 del self._queue[index]
             self._index.remove(entry)
 
+    def _dequeue_head(self, nb: int) -> list[tuple[Any, ...]]:
+        started = super()._dequeue_head(nb)
+        if self._index is not None:
+            for entry in started:
+                self._index.remove(entry)
+        return started
+
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         if self.reservation == "machines":
             self._schedule_machines(now, decisions)

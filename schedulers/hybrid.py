@@ -31,7 +31,6 @@ study's Eq. 1, which can only shrink alpha); `fixed`: alpha stays alpha0. Always
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from collections import deque
@@ -39,10 +38,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from schedlab.model import CallMeLater, Decision, Job, Platform
+from schedlab.model import Decision, Job, Platform
 from schedlab.schedulers.base import register
 from schedlab.schedulers.plan_based import PlanBased
 from schedlab.schedulers.profile import AvailabilityProfile
+from schedlab.schedulers.queue import calls_first
 
 ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 
@@ -183,12 +183,10 @@ class Hybrid(PlanBased):
         self._classify(self._new)
         decisions = super().decide(now)
         boundary = self._next_boundary_s
-        if self._queue and self.alpha_rule != "fixed" and boundary not in self._calls:
+        if self._queue and self.alpha_rule != "fixed":
             # alpha may change there and waiting jobs may use the new share at once
-            self._calls.add(boundary)
-            heapq.heappush(self._call_times, boundary)
-            decisions.append(CallMeLater(boundary))
-        return decisions
+            self._call_me_later(boundary, now, decisions)
+        return calls_first(decisions)
 
     # ------------------------------------------------------------------ scheduling
     def job_finished(self, running: Any, state: Any, now: float) -> None:

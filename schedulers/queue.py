@@ -25,6 +25,14 @@ class Running:
     end_key: tuple[float, int, int]  # (estimated end, seq, res): its place in the sorted list of ends
 
 
+def calls_first(decisions: list[Decision]) -> list[Decision]:
+    """The decisions with the CALL_ME_LATERs first, each kind in its order: Batsim receives a
+    reply's decisions one message at a time, and a call must reach it before its time."""
+    if any(type(d) is CallMeLater for d in decisions):
+        decisions.sort(key=lambda d: type(d) is not CallMeLater)
+    return decisions
+
+
 class QueueScheduler(Scheduler):
     """Waiting jobs sorted by a queue policy; too-large jobs rejected; lowest free ids allocated.
 
@@ -65,8 +73,8 @@ class QueueScheduler(Scheduler):
         self._completed = False  # a job completed since the last decide
         self._seq = 0
         self._pending: list[Decision] = []
-        self._calls: set[float] = set()  # CALL_ME_LATER times asked for and not yet come
-        self._call_times: list[float] = []  # the same times, a heap (the earliest comes first)
+        self._calls: set[float] = set()  # times a CALL_ME_LATER was asked for, not yet come
+        self._call_times: list[tuple[float, float]] = []  # (time asked at, time for), a heap
 
     def options(self) -> dict[str, Any]:
         return {"queue_order": self.queue_order}
@@ -140,10 +148,22 @@ class QueueScheduler(Scheduler):
             return
         at = end - self.revision_lead_s
         walltime = running.job.walltime_s
-        if now < at and end < (math.inf if walltime is None else running.start_s + walltime) and at not in self._calls:
-            self._calls.add(at)
-            heapq.heappush(self._call_times, at)
-            out.append(CallMeLater(at))
+        if now < at and end < (math.inf if walltime is None else running.start_s + walltime):
+            self._call_me_later(at, now, out)
+
+    #: Batsim aborts on a CALL_ME_LATER for a time that has passed when the call reaches it, and
+    #: each decision of a reply is a message taking simulated time (0.6 ms on our platforms): a call
+    #: is asked at least this far ahead, and calls come first in their reply (`decide`).
+    MIN_CALL_DELAY_S = 0.01
+
+    def _call_me_later(self, at_s: float, now: float, out: list[Decision]) -> None:
+        """Ask to be called at `at_s` (once per time), or `MIN_CALL_DELAY_S` from now if sooner."""
+        if at_s in self._calls:
+            return
+        asked_s = max(at_s, now + self.MIN_CALL_DELAY_S)
+        self._calls.add(at_s)
+        heapq.heappush(self._call_times, (asked_s, at_s))
+        out.append(CallMeLater(asked_s))
 
     def call_wanted(self, end_s: float) -> bool:
         """Whether a planned end needs a CALL_ME_LATER for its revision (here: every one); one
@@ -188,6 +208,13 @@ class QueueScheduler(Scheduler):
         """Take `entry` (at `index` when known) out of the waiting queue."""
         del self._queue[self._queue.index(entry) if index is None else index]
 
+    def _dequeue_head(self, nb: int) -> list[tuple[Any, ...]]:
+        """Take the first `nb` entries out of the waiting queue at once (one slice, not `nb`
+        shifts of a list); returns them."""
+        started = list(self._queue[:nb])
+        del self._queue[:nb]
+        return started
+
     def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
         running = self._running.pop(job_id, None)
         if running is None:
@@ -204,8 +231,8 @@ class QueueScheduler(Scheduler):
         # every call due by now (Batsim may deliver one a little late): none is asked twice or kept.
         # A call frees nothing: the revisions it is for (in `decide`) say whether the plan changed.
         due = now + self.TIME_TOLERANCE_S
-        while self._call_times and self._call_times[0] <= due:
-            self._calls.discard(heapq.heappop(self._call_times))
+        while self._call_times and self._call_times[0][0] <= due:
+            self._calls.discard(heapq.heappop(self._call_times)[1])
 
     # ------------------------------------------------------------------ decisions
     def decide(self, now: float) -> list[Decision]:
@@ -219,7 +246,7 @@ class QueueScheduler(Scheduler):
             self._schedule(now, decisions)
         self._new.clear()
         self._released = self._completed = False
-        return decisions
+        return calls_first(decisions)
 
     #: queues at least this long are re-scored with the policy's array form, when it has one
     VECTOR_QUEUE_MIN = 64
@@ -251,10 +278,7 @@ class QueueScheduler(Scheduler):
             entry = queue[nb]
             self._start(entry[3], now, decisions, entry[4])
             nb += 1
-        started = list(queue[:nb])
-        for entry in started:
-            self._dequeue(entry, 0)
-        return started
+        return self._dequeue_head(nb)
 
     def _start(self, job: Job, now: float, decisions: list[Decision], estimate_s: float | None = None,
                alloc: ProcSet | None = None) -> None:

@@ -53,7 +53,9 @@ class _SizeClass:
             self._firsts.append(key)
             self._rebuild()
             return
-        b = max(bisect_left(self._firsts, key) - 1, 0)  # the last block starting before key
+        # the last block starting at or before key (an emptied block keeps its last first key,
+        # which a re-added entry may share: it goes back there, where remove looks for it)
+        b = max(bisect_right(self._firsts, key) - 1, 0)
         block = blocks[b]
         if not block:
             self._empty -= 1
@@ -67,8 +69,10 @@ class _SizeClass:
             if b + 1 == len(blocks) - 1 and len(blocks) <= self._size:
                 self._refresh(b)  # a split at the end (arrivals in queue order) shifts no block
                 self._refresh(b + 1)
-            else:
-                self._rebuild()
+            else:  # the later blocks shift by one: their leaves are known, only the halves are new
+                leaves = self._dur[self._size:self._size + len(blocks) - 1]
+                leaves[b:b + 1] = [min(e[DURATION] for _, e in half) for half in (block, blocks[b + 1])]
+                self._rebuild(leaves)
         else:
             dur, tree, node = entry[DURATION], self._dur, b + self._size
             while node and dur < tree[node]:
@@ -97,10 +101,11 @@ class _SizeClass:
 
     def _compact(self) -> None:
         keep = [b for b, block in enumerate(self._blocks) if block]
+        leaves = self._dur[self._size:]
         self._blocks = [self._blocks[b] for b in keep]
         self._firsts = [self._firsts[b] for b in keep]
         self._empty = 0
-        self._rebuild()
+        self._rebuild([leaves[b] for b in keep])
 
     @property
     def least_duration_s(self) -> float:
@@ -120,17 +125,19 @@ class _SizeClass:
             tree[node] = dur
             node >>= 1
 
-    def _rebuild(self) -> None:
-        nb = len(self._blocks)
+    def _rebuild(self, leaves: list[float] | None = None) -> None:
+        """The tree anew over `leaves`, the blocks' least durations (computed from the entries when
+        not given): O(blocks), not O(entries), for the splits and compactions that know them."""
+        if leaves is None:
+            leaves = [min(e[DURATION] for _, e in block) if block else INF for block in self._blocks]
+        nb = len(leaves)
         size = 1
         while size < nb:
             size *= 2
-        tree = [INF] * (2 * size)
-        for b, block in enumerate(self._blocks):
-            if block:
-                tree[size + b] = min(e[DURATION] for _, e in block)
+        tree = [INF] * size + leaves + [INF] * (size - nb)
         for node in range(size - 1, 0, -1):
-            tree[node] = min(tree[2 * node], tree[2 * node + 1])
+            left, right = tree[2 * node], tree[2 * node + 1]
+            tree[node] = left if left < right else right
         self._size, self._dur = size, tree
 
     def walk(self, state: list[int], now: float, shadow_s: float) -> Iterator[Entry]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from procset import ProcSet
 
 from schedlab.batsim_network import message_routes
 from schedlab.engine_batsim import BatsimTimedEngine, batsim_now
@@ -22,7 +23,7 @@ from schedlab.model import CallMeLater, Execute, JobState, Kill
 from schedlab.outputs import job_row
 from schedlab.platform import load_platform
 from schedlab.platforms.generate import cluster_xml
-from schedlab.schedulers.base import all_schedulers, create_scheduler
+from schedlab.schedulers.base import Scheduler, all_schedulers, create_scheduler
 from schedlab.schedulers.fcfs import FCFS
 from tests.conftest import BATSIM_DATA, make_workload
 
@@ -149,6 +150,113 @@ def test_calls_and_kills_take_batsims_message_times(tmp_path):
     assert row[7] == "COMPLETED_KILLED" and engine.finished[-1] == "w0!a"
 
 
+class KillIfStillRunning(FCFS):
+    """Kills job a at a call 50 s after its start unless a's completion has reached it; two
+    calls first make the kill reach Batsim a few messages later."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.called, self.seen_done, self.kill_sent = False, set(), False
+
+    def on_job_completed(self, job_id, state, now):
+        super().on_job_completed(job_id, state, now)
+        self.seen_done.add(job_id)
+
+    def on_requested_call(self, now):
+        super().on_requested_call(now)
+        self.called = True
+
+    def decide(self, now):
+        decisions = super().decide(now)
+        if any(type(d) is Execute and d.job_id == "w0!a" for d in decisions):
+            decisions.append(CallMeLater(now + 50.0))
+        if self.called:
+            self.called = False
+            if "w0!a" not in self.seen_done:
+                self.kill_sent = True
+                decisions += [CallMeLater(now + 100), CallMeLater(now + 200), Kill(("w0!a",))]
+        return decisions
+
+
+def test_a_kill_of_a_job_ended_but_not_yet_reported_is_accepted(tmp_path):
+    """Batsim accepts KILL_JOB for a completed job until the message reporting its end is sent
+    (server.cpp: RUNNING or complete; deleted only after the next send); the killer then has
+    nothing to kill and the job keeps its own end."""
+    path = platform_file(tmp_path, 2)
+    outcomes = set()
+    for delay in (49.9990 + k * 1e-4 for k in range(40)):
+        scheduler = KillIfStillRunning()
+        engine = run(path, [("a", 0, 1, round(delay, 5), None), ("b", 0, 1, 20, None)], scheduler)
+        outcomes.add((scheduler.kill_sent, engine.records["w0!a"].state))
+    assert (True, JobState.COMPLETED_SUCCESSFULLY) in outcomes  # ended while the kill was on its way
+    assert (True, JobState.COMPLETED_KILLED) in outcomes and (False, JobState.COMPLETED_SUCCESSFULLY) in outcomes
+
+
+class Preempt(Scheduler):
+    """Starts a on resource 0 with a call 10 s later, where it kills a and starts b on resource 0
+    in the same reply."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting, self.called = [], False
+
+    def on_job_submitted(self, job, now):
+        self.waiting.append(job.id)
+
+    def on_job_completed(self, job_id, state, now):
+        pass
+
+    def on_requested_call(self, now):
+        self.called = True
+
+    def decide(self, now):
+        decisions = []
+        if "w0!a" in self.waiting:
+            self.waiting.remove("w0!a")
+            decisions += [CallMeLater(now + 10.0), Execute("w0!a", ProcSet(0))]
+        if self.called:
+            self.called = False
+            self.waiting.remove("w0!b")
+            decisions += [Kill(("w0!a",)), Execute("w0!b", ProcSet(0))]
+        return decisions
+
+
+def test_a_killed_jobs_machines_are_free_at_the_kill(tmp_path):
+    """Batsim's killer frees the machines when it kills (update_machines_on_job_end), before
+    KILLING_DONE reaches the server: an EXECUTE_JOB right behind the kill may use them."""
+    engine = run(platform_file(tmp_path, 1), [("a", 0, 1, 100, None), ("b", 0, 1, 5, None)], Preempt())
+    a, b = engine.records["w0!a"], engine.records["w0!b"]
+    assert a.state is JobState.COMPLETED_KILLED and b.state is JobState.COMPLETED_SUCCESSFULLY
+    assert a.finish_s < b.start_s == pytest.approx(a.finish_s + LM, abs=1e-6)
+
+
+def test_kills_batsim_aborts_on_are_refused(tmp_path):
+    class KillWaiting(FCFS):
+        def decide(self, now):
+            decisions = super().decide(now)
+            waiting = [job.id for job in self.queue]
+            return [*decisions, Kill(tuple(waiting))] if waiting else decisions
+
+    with pytest.raises(SimulationError, match="SUBMITTED: not being executed nor completed"):
+        run(platform_file(tmp_path, 1), [("a", 0, 1, 10, None), ("b", 0, 1, 10, None)], KillWaiting())
+
+    class KillForgotten(FCFS):
+        def __init__(self):
+            super().__init__()
+            self.ended = []
+
+        def on_job_completed(self, job_id, state, now):
+            super().on_job_completed(job_id, state, now)
+            self.ended.append(job_id)
+
+        def decide(self, now):
+            decisions = super().decide(now)
+            return [*decisions, Kill(("w0!a",))] if "w0!a" in self.ended else decisions
+
+    with pytest.raises(SimulationError, match="forgotten"):
+        run(platform_file(tmp_path, 1), [("a", 0, 1, 10, None), ("b", 0, 1, 10, None)], KillForgotten())
+
+
 def test_a_call_in_the_past_of_batsims_clock_is_refused(tmp_path):
     class Early(FCFS):
         asked = False
@@ -164,6 +272,31 @@ def test_a_call_in_the_past_of_batsims_clock_is_refused(tmp_path):
         run(platform_file(tmp_path, 2), [("a", 0, 1, 10, None)], Early())
 
 
+def test_calls_come_first_and_early_enough_for_batsim(tmp_path):
+    """easy-pp's corrections fire LEAD_S before a prediction that includes Batsim's message
+    latencies: a call milliseconds after `now` behind ten EXECUTE_JOBs reached Batsim too late (it
+    aborts: 'awaken in the past'). Calls now come first in a reply and at least 10 ms ahead."""
+    user = {"user": "u1"}
+    specs = ([("1", 0, 1, 60, 1000, user), ("2", 0, 1, 60, 1000, user)]
+             + [(f"x{i}", 100, 1, 60, 1000, user) for i in range(10)] + [("z", 100, 12, 10, 1000, user)])
+    replies = []
+
+    class Spy(type(create_scheduler("easy-pp"))):
+        def decide(self, now):
+            decisions = super().decide(now)
+            replies.append((now, decisions))
+            return decisions
+
+    engine = run(platform_file(tmp_path, 12), specs, Spy())
+    assert all(r.state is JobState.COMPLETED_SUCCESSFULLY for r in engine.records.values())
+    calls = [(now, d) for now, ds in replies for d in ds if isinstance(d, CallMeLater)]
+    assert calls, "the scenario asks for calls"
+    for _now, decisions in replies:
+        kinds = [isinstance(d, CallMeLater) for d in decisions]
+        assert kinds == sorted(kinds, reverse=True)  # calls first
+    assert all(d.at_s >= now + create_scheduler("easy-pp").MIN_CALL_DELAY_S for now, d in calls)
+
+
 @st.composite
 def loaded(draw):
     nb_res = draw(st.integers(1, 6))
@@ -172,7 +305,8 @@ def loaded(draw):
         submit += draw(st.sampled_from([0, 0, 1, 3]))
         delay = draw(st.integers(1, 30))
         specs.append((str(i), submit, draw(st.integers(1, nb_res + 1)), delay,
-                      draw(st.sampled_from([None, delay, delay + 5, max(delay - 4, 1)]))))
+                      draw(st.sampled_from([None, delay, delay + 5, max(delay - 4, 1)])),
+                      {"user": draw(st.sampled_from(["u1", "u2"]))}))  # histories: predictions, calls
     return nb_res, specs
 
 

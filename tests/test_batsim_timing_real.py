@@ -67,3 +67,74 @@ def test_engine_hosting_batsched_equals_real_batsim_with_batsched(tmp_path, plat
     ours = simulate_batsim_timing(tmp_path, path, workload, ["--external", f"{batsched} -v easy_bf -s {{socket}}"])
     assert len(real) == 3001
     assert differing(real, ours) == []
+
+
+SERVE_TEST_SCHEDULER = """import sys
+sys.path.insert(0, {root!r})
+from schedlab.protocol.server import serve
+from schedlab.schedulers.base import create_scheduler
+import tests.test_batsim_timing as t
+name = sys.argv[1]
+serve(getattr(t, name)() if hasattr(t, name) else create_scheduler(name), sys.argv[2])
+"""
+
+def scripted_case(tmp_path: Path, scheduler: str, nb_res: int, specs) -> tuple[list[str], list[str]]:
+    from schedlab.batsim_network import message_routes
+    from schedlab.engine_batsim import BatsimTimedEngine
+    from schedlab.outputs import JOBS_COLUMNS, job_row
+    from schedlab.platform import load_platform
+    from schedlab.platforms.generate import cluster_xml
+    from schedlab.schedulers.base import create_scheduler
+    from tests import test_batsim_timing as timing
+    from tests.conftest import make_workload
+
+    platform, workload, script = tmp_path / "p.xml", tmp_path / "w.json", tmp_path / "serve_test.py"
+    platform.write_text(cluster_xml(nb_res))
+    jobs = make_workload(specs, nb_res=nb_res)
+    workload.write_text(json.dumps(jobs.to_json()))
+    script.write_text(SERVE_TEST_SCHEDULER.format(root=str(ROOT)))
+    real = real_rows(tmp_path, platform, workload, [sys.executable, str(script), scheduler, "{socket}"])
+    instance = getattr(timing, scheduler)() if hasattr(timing, scheduler) else create_scheduler(scheduler)
+    engine = BatsimTimedEngine(load_platform(platform), jobs, instance, routes=message_routes(platform))
+    engine.run()
+    ours = [",".join(JOBS_COLUMNS)] + [job_row(engine.records[j]) for j in engine.finished]
+    return real, ours
+
+
+@pytest.mark.parametrize("delay_s", [49.999, 49.9996, 49.9999, 50.0002, 50.0005, 50.003])
+def test_a_kill_racing_the_jobs_end_is_real_batsims(tmp_path, delay_s):
+    """Batsim accepts the kill of a job that ended but whose end is not yet sent (then nothing is
+    killed); near the call the end and the kill race by microseconds."""
+    real, ours = scripted_case(tmp_path, "KillIfStillRunning", 2,
+                               [("a", 0, 1, delay_s, None), ("b", 0, 1, 20, None)])
+    assert len(real) == 3 and differing(real, ours) == []
+
+
+def test_a_preemption_onto_the_killed_jobs_machine_is_real_batsims(tmp_path):
+    real, ours = scripted_case(tmp_path, "Preempt", 1, [("a", 0, 1, 100, None), ("b", 0, 1, 5, None)])
+    assert len(real) == 3 and "COMPLETED_KILLED" in real[1] + real[2]
+    assert differing(real, ours) == []
+
+
+def easy_pp_cases():
+    import random
+
+    rng = random.Random(3)
+    mixed = []
+    for i in range(300):
+        delay = rng.choice([30, 60, 61, 120, 600, 1800])
+        mixed.append((str(i), rng.randrange(0, 20_000, 10), rng.choice([1, 2, 4, 8, 16]), delay,
+                      rng.choice([delay * 2, 3600, max(delay - 10, 1)]), {"user": f"u{rng.randrange(6)}"}))
+    user = {"user": "u1"}  # predictions of 60 s + latencies: a correction due milliseconds after a start
+    near = ([("1", 0, 1, 60, 1000, user), ("2", 0, 1, 60, 1000, user)]
+            + [(f"x{i}", 100, 1, 60, 1000, user) for i in range(10)] + [("z", 100, 12, 10, 1000, user)])
+    return {"mixed": (16, mixed), "near-call": (12, near)}
+
+
+@pytest.mark.parametrize("case", sorted(easy_pp_cases()))
+def test_easy_pp_calls_are_real_batsims(tmp_path, case):
+    """easy-pp revises predictions at CALL_ME_LATERs (users' histories); calls come first in a
+    reply and at least MIN_CALL_DELAY_S ahead, so Batsim accepts every one."""
+    nb_res, specs = easy_pp_cases()[case]
+    real, ours = scripted_case(tmp_path, "easy-pp", nb_res, specs)
+    assert len(real) == len(specs) + 1 and differing(real, ours) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from schedlab.engine import Engine
@@ -18,7 +18,7 @@ from tests.conftest import make_workload
 #: revise estimates and planned ends while jobs wait or run (easy-pp)
 INDEXED = [("easy", {}), ("easy-sjbf", {}), ("easy", {"backfill_order": "svf"}), ("easy", {"queue_order": "spt"}),
            ("easy-sjbf", {"queue_order": "saf"}), ("fcfs-bf1", {}), ("fcfs-bf2", {}),
-           ("easy-pp", {}), ("easy-pp", {"correction": "power"})]
+           ("easy-pp", {}), ("easy-pp", {"correction": "power"}), ("diws", {"learner": "user-last2"})]
 
 
 @st.composite
@@ -134,3 +134,46 @@ def test_the_ci_case_runs_without_walltimes(monkeypatch):
              + [("36", 0, 2, 1, None), ("37", 0, 2, 5, None), ("38", 0, 6, 1, None)])
     specs[28] = ("28", 5, 1, 5, None)
     assert schedule(6, specs, "easy", {}, True) == schedule(6, specs, "easy", {}, False)
+
+
+@st.composite
+def interleaved(draw):
+    """Adds, removes and re-adds under the same key (revise_estimate keeps score, submit and seq)
+    in any order, each followed by a pass."""
+    ops = draw(st.lists(st.tuples(st.sampled_from(["add", "remove", "readd"]), st.integers(0, 10),
+                                  st.integers(1, 4), st.sampled_from([1.0, 4.0, 9.0, math.inf])),
+                        min_size=1, max_size=120))
+    shadow = draw(st.sampled_from([3.0, 8.0, math.inf]))
+    return ops, shadow
+
+
+#: a block emptied but kept, whose first key is re-added (it once went to the previous block)
+EMPTIED_THEN_READDED = ([("add", i, 1, 5.0) for i in range(7)]
+                        + [("remove", 2, 1, 1.0), ("readd", 3, 1, 9.0), ("remove", 3, 1, 1.0)], 8.0)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=interleaved(), order=st.sampled_from(["queue", "duration"]))
+@example(case=EMPTIED_THEN_READDED, order="queue")
+def test_interleaved_changes_keep_the_plain_walks_order(case, order, monkeypatch):
+    monkeypatch.setattr(_SizeClass, "LOAD", 2)
+    ops, shadow = case
+    key = (lambda e: e[:3]) if order == "queue" else (lambda e: (e[4], e[1], e[2]))
+    index = CandidateIndex(key)
+    waiting: dict[int, tuple] = {}
+    for op, seq, res, duration in ops:
+        if op == "add" and seq not in waiting:
+            waiting[seq] = entry(seq, res, duration)
+            index.add(waiting[seq])
+        elif op == "remove" and seq in waiting:
+            index.remove(waiting.pop(seq))
+        elif op == "readd" and seq in waiting:  # same queue key, new estimate
+            index.remove(waiting[seq])
+            old = waiting[seq]
+            waiting[seq] = (*old[:4], duration, old[5], duration)
+            index.add(waiting[seq])
+        ordered = sorted(waiting.values(), key=key)
+        assert list(index) == sorted(ordered, key=lambda e: (e[5], key(e)))
+        state = [4, 1]
+        got = [e[2] for e in index.candidates(state, 0.0, shadow)]  # nothing starts: every candidate
+        assert got == [e[2] for e in ordered if e[5] <= 4 and (e[5] <= 1 or e[6] <= shadow)]
