@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from schedlab.errors import InputError
+from schedlab.platform import host_roles
 
 TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default (bytes), bounding a flow's rate
 DEFAULT_MASTER_HOST = "master_host"
@@ -96,7 +97,7 @@ class _Cluster:
         for part in element.get("radical", "").split(","):
             first, _, last = part.partition("-")
             self.hosts.extend(f"{prefix}{i}{suffix}" for i in range(int(first), int(last or first) + 1))
-        self.roles = {p.get("value") for p in element.findall("prop") if p.get("id") == "role"}
+        self.roles = host_roles(element)
 
     def up(self, host: str) -> list[_Link]:
         own = _Link(f"{self.id}_{host}" + ("_UP" if self.split_duplex else ""), self.bandwidth, self.latency)
@@ -124,10 +125,21 @@ def _route(hops: list[list[_Link]], latency_s: float = 0.0, between: list[_Link]
     return Route(latency_s, rate)
 
 
+#: SimGrid configuration a platform may set that does not change simulated times (stack sizes,
+#: debugging, tracing); any other (network/TCP-gamma, latency factors, models) is refused
+_CONFIG_WITHOUT_TIMING = ("contexts/", "debug/", "exception/", "tracing", "path")
+
+
 def _parse(root: ET.Element, master_host: str) -> MessageRoutes:
     zones = [child for child in root if child.tag in ("zone", "AS")]
     if len(zones) != 1 or any(child.tag not in ("zone", "AS", "config", "prop") for child in root):
         raise _Refused("--timing batsim models one top-level <zone> of clusters", "<zone")
+    for config in root.iter("config"):
+        for prop in config.iter("prop"):
+            name = prop.get("id", "")
+            if not name.startswith(_CONFIG_WITHOUT_TIMING):
+                raise _Refused(f"<config> prop {name!r} may change SimGrid's timing and is not modelled by "
+                               "--timing batsim", f'id="{name}"')
     top = zones[0]
     if top.get("routing") != "Full":
         raise _Refused(f"zone routing {top.get('routing')!r} is not modelled by --timing batsim (Full only)",

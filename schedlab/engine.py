@@ -251,11 +251,12 @@ class Engine:
         record.state = JobState.RUNNING
         record.start_s = now
         record.alloc = alloc
-        delay = self.workload.profiles[job.profile].delay_s
+        profile = self.workload.profiles[job.profile]
+        delay = profile.delay_s
         if job.walltime_s is not None and delay >= job.walltime_s:
             runtime, record.final_on_completion = job.walltime_s, JobState.COMPLETED_WALLTIME_REACHED
         else:
-            runtime = delay
+            runtime, record.final_on_completion = delay, profile.state_in_time
         self._push(now + runtime, EventKind.JOB_COMPLETED, record)
 
     @staticmethod

@@ -106,10 +106,11 @@ class BatsimTimedEngine:
 
     def _executor(self, record: JobRecord) -> Generator:
         job = record.job
-        delay = self.workload.profiles[job.profile].delay_s
+        profile = self.workload.profiles[job.profile]
+        delay = profile.delay_s
         if job.walltime_s is None or delay < job.walltime_s:
             yield from sleep_for(delay)
-            state = JobState.COMPLETED_SUCCESSFULLY
+            state = profile.state_in_time
         else:  # Batsim kills at the walltime when delay >= walltime
             yield from sleep_for(job.walltime_s)
             state = JobState.COMPLETED_WALLTIME_REACHED

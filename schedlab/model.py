@@ -54,6 +54,13 @@ class Profile:
     type: str
     delay_s: float | None = None
     raw: Mapping[str, Any] = field(default_factory=_empty, compare=False, repr=False)
+    #: Batsim's `ret`: a job that ends before its walltime is COMPLETED_FAILED when it is > 0
+    return_code: int = 0
+
+    @property
+    def state_in_time(self) -> JobState:
+        """The state of a job of this profile that ends before its walltime (Batsim's rule)."""
+        return JobState.COMPLETED_SUCCESSFULLY if self.return_code == 0 else JobState.COMPLETED_FAILED
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ DEFAULT_MASTER_HOST = "master_host"
 _RADICAL_PART = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
 
-def _roles(element: ET.Element) -> set[str]:
+def host_roles(element: ET.Element) -> set[str]:
+    """The roles of a host or cluster: its `role` props, each a comma-separated list (Batsim's form)."""
     roles: set[str] = set()
     for prop in element.findall("prop"):
         if prop.get("id") == "role":
@@ -64,7 +65,7 @@ def parse_platform_xml(text: str, path: str = "<string>", *,
             name = element.get("id")
             if not name:
                 raise InputError("host without id", path=path, field="id")
-            roles = _roles(element)
+            roles = host_roles(element)
             names = [name]
         elif element.tag in ("cluster", "cabinet"):
             prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
@@ -74,7 +75,7 @@ def parse_platform_xml(text: str, path: str = "<string>", *,
                                  line=_line_of(text, f'id="{element.get("id")}"'), field="radical")
             line = _line_of(text, f'radical="{radical}"')
             names = [f"{prefix}{n}{suffix}" for n in _expand_radical(radical, path, line)]
-            roles = _roles(element)
+            roles = host_roles(element)
         else:
             continue
         for name in names:

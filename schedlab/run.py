@@ -41,6 +41,9 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
         from schedlab.batsim_network import message_routes
         from schedlab.engine_batsim import BatsimTimedEngine
 
+        if not platform.source or not Path(platform.source).is_file():
+            raise ValueError(f"timing='batsim' derives message times from the platform file: platform "
+                             f"{platform.source!r} was not read from one (load_platform(path) gives one that was)")
         engine = BatsimTimedEngine(platform, workload, scheduler, routes=message_routes(platform.source),
                                    progress=progress)
     elif timing == "ideal":

@@ -61,6 +61,8 @@ def test_routes_of_the_platforms_are_batsims(path):
      'lat="1us"/></zone>', "routing 'Floyd'"),
     ('<zone id="z" routing="Full"><cluster id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" '
      'lat="1us" topology="TORUS" topo_parameters="2,1"/></zone>', "topology"),
+    ('<config id="General"><prop id="network/TCP-gamma" value="1000"/></config>\n  <zone id="z" routing="Full">'
+     '<cluster id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/></zone>', "TCP-gamma"),
 ])
 def test_what_is_not_modelled_is_refused_with_its_line(tmp_path, xml, words):
     path = tmp_path / "p.xml"
@@ -69,6 +71,33 @@ def test_what_is_not_modelled_is_refused_with_its_line(tmp_path, xml, words):
         message_routes(path)
     assert words in str(caught.value) and "p.xml" in str(caught.value)
     assert ":3" in str(caught.value) or "line 3" in str(caught.value)
+
+
+def test_harmless_config_and_role_lists_are_read_as_batsim_does(tmp_path):
+    """A stack-size <config> changes no time; roles are comma-separated lists, as in
+    schedlab.platform (a 'master,storage' host is the master, not a compute resource)."""
+    path = tmp_path / "p.xml"
+    path.write_text("<?xml version='1.0'?>\n<platform version=\"4.1\">\n"
+                    '  <config id="General"><prop id="contexts/stack-size" value="16"/></config>\n'
+                    '  <zone id="z" routing="Full">\n'
+                    '    <cluster id="m" prefix="master_host" suffix="" radical="0" speed="1Gf" bw="1GBps" lat="1us">'
+                    '<prop id="role" value="storage, master"/></cluster>\n'
+                    '    <cluster id="c" prefix="h" suffix="" radical="0-3" speed="1Gf" bw="1GBps" lat="1us"/>\n'
+                    '    <link id="l" bandwidth="1GBps" latency="1us"/>\n'
+                    '    <zoneRoute src="c" dst="m" gw_src="hc_router" gw_dst="master_hostm_router">'
+                    '<link_ctn id="l"/></zoneRoute>\n'
+                    "  </zone>\n</platform>\n")
+    routes = message_routes(path)
+    assert len(routes.resources) == load_platform(path).nb_resources == 4
+
+
+def test_the_python_api_needs_a_platform_file():
+    from schedlab.model import Platform
+    from schedlab.run import simulate
+
+    with pytest.raises(ValueError, match="platform file"):
+        simulate(Platform.homogeneous(2), make_workload([("a", 0, 1, 5, None)]), create_scheduler("fcfs"), None,
+                 timing="batsim")
 
 
 def test_the_cli_refuses_before_any_work(tmp_path):

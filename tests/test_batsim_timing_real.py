@@ -138,3 +138,19 @@ def test_easy_pp_calls_are_real_batsims(tmp_path, case):
     nb_res, specs = easy_pp_cases()[case]
     real, ours = scripted_case(tmp_path, "easy-pp", nb_res, specs)
     assert len(real) == len(specs) + 1 and differing(real, ours) == []
+
+
+def test_profiles_ret_codes_are_real_batsims(tmp_path):
+    """Batsim's `ret` makes a job that ends in time COMPLETED_FAILED (success 0)."""
+    from tests.test_engine import RET_WORKLOAD
+
+    platform, workload = tmp_path / "p.xml", tmp_path / "w.json"
+    from schedlab.platforms.generate import cluster_xml
+
+    platform.write_text(cluster_xml(2))
+    workload.write_text(json.dumps(RET_WORKLOAD))
+    real = real_rows(tmp_path, platform, workload, [sys.executable, "-m", "schedlab", "serve", "fcfs",
+                                                     "--socket", "{socket}"])
+    ours = simulate_batsim_timing(tmp_path, platform, workload, ["-s", "fcfs"])
+    assert len(real) == 4 and sum("COMPLETED_FAILED" in row for row in real) == 1
+    assert differing(real, ours) == []

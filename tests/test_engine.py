@@ -189,3 +189,42 @@ def test_fast_procset_construction_equals_procset_union():
     assert mask.busy_part(ProcSet((8, 10))) == ProcSet((8, 9))
     mask.release(got, 6)
     assert mask.free_set() == ProcSet((0, 1), (5, 8), (10, 15))
+
+
+RET_WORKLOAD = {
+    "nb_res": 2,
+    "jobs": [{"id": "ok", "subtime": 0, "res": 1, "walltime": 100, "profile": "p_ok"},
+             {"id": "fails", "subtime": 0, "res": 1, "walltime": 100, "profile": "p_fails"},
+             {"id": "late", "subtime": 1, "res": 1, "walltime": 5, "profile": "p_late"}],
+    "profiles": {"p_ok": {"type": "delay", "delay": 10}, "p_fails": {"type": "delay", "delay": 20, "ret": 3},
+                 "p_late": {"type": "delay", "delay": 50, "ret": 1}},
+}
+
+
+@pytest.mark.parametrize("timing", ["ideal", "batsim"])
+def test_a_profiles_ret_fails_a_job_that_ends_in_time(tmp_path, timing):
+    """Batsim's `ret` (profiles.cpp): a delay job ending before its walltime is COMPLETED_FAILED
+    when ret > 0, success 0 in jobs.csv; one killed at its walltime stays WALLTIME_REACHED."""
+    platform, workload = tmp_path / "p.xml", tmp_path / "w.json"
+    platform.write_text(cluster_xml(2))
+    workload.write_text(json.dumps(RET_WORKLOAD))
+    out = tmp_path / "o"
+    assert main(["simulate", "-q", "-p", str(platform), "-w", str(workload), "-s", "fcfs", "--timing", timing,
+                 "--out", str(out)]) == 0
+    with (out / "jobs.csv").open() as handle:
+        rows = {row["job_id"]: row for row in csv.DictReader(handle)}
+    assert {j: (r["final_state"], r["success"]) for j, r in rows.items()} == {
+        "ok": ("COMPLETED_SUCCESSFULLY", "1"), "fails": ("COMPLETED_FAILED", "0"),
+        "late": ("COMPLETED_WALLTIME_REACHED", "0")}
+
+
+@pytest.mark.parametrize("ret", [-1, 1.5, "2"])
+def test_a_ret_batsim_would_misread_is_refused(tmp_path, capsys, ret):
+    platform, workload = tmp_path / "p.xml", tmp_path / "w.json"
+    platform.write_text(cluster_xml(2))
+    bad = json.loads(json.dumps(RET_WORKLOAD))
+    bad["profiles"]["p_fails"]["ret"] = ret
+    workload.write_text(json.dumps(bad))
+    assert main(["simulate", "-p", str(platform), "-w", str(workload), "-s", "fcfs", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "ret" in err and "w.json" in err and err.count("\n") == 1

@@ -78,6 +78,7 @@ class ExternalDecisionProcess:
         self._poller.register(self._socket, zmq.POLLIN)
         self._events: list[dict[str, Any]] = []
         self._allocs: dict[str, ProcSet] = {}
+        self._profiles: dict[str, str] = {}  # job id -> profile name, until the job ends
         self._recorder = Recorder(record_path) if record_path else None
         self.closed = False
 
@@ -91,12 +92,18 @@ class ExternalDecisionProcess:
         self._events.append(event(now, EventType.SIMULATION_BEGINS, data))
 
     def on_job_submitted(self, job: Job, now: float) -> None:
+        self._profiles[job.id] = job.profile
         self._events.append(event(now, EventType.JOB_SUBMITTED, job_submitted_data(job)))
 
     def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
         alloc = self._allocs.pop(job_id, ProcSet())
+        code = _RETURN_CODES.get(state, 0)
+        if state is JobState.COMPLETED_FAILED:  # the profile's own code, as Batsim sends it
+            code = self.workload.profiles[self._profiles.pop(job_id)].return_code
+        else:
+            self._profiles.pop(job_id, None)
         self._events.append(event(now, EventType.JOB_COMPLETED, {
-            "job_id": job_id, "job_state": state.value, "return_code": _RETURN_CODES.get(state, 0),
+            "job_id": job_id, "job_state": state.value, "return_code": code,
             "alloc": str(alloc)}))
 
     def on_jobs_killed(self, job_ids: Sequence[str], now: float) -> None:

@@ -96,7 +96,10 @@ def profile_from_json(name: str, obj: Mapping[str, Any]) -> Profile:
         delay = _number(obj, "delay")
         if delay <= 0:
             raise JobFieldError("delay", f"profile '{name}' must have delay > 0, got {delay:g}")
-    return Profile(name=name, type=ptype, delay_s=delay, raw=MappingProxyType(dict(obj)))
+    ret = obj.get("ret", 0)
+    if type(ret) is not int or ret < 0:  # Batsim reads -1 as 'walltime reached', -2 as 'killed'
+        raise JobFieldError("ret", f"profile '{name}' must have an integer 'ret' >= 0, got {ret!r}")
+    return Profile(name=name, type=ptype, delay_s=delay, raw=MappingProxyType(dict(obj)), return_code=ret)
 
 
 def _compact(value: float) -> int | float:
