@@ -43,10 +43,13 @@ def over_zeromq(nb_jobs: int, name: str = "easy", seed: int = 1) -> float:
         external.close()
 
 
-def decision_cost(queue_length: int, name: str = "easy", repeats: int = 50) -> float:
-    """Seconds per decide() after a completion (a full EASY pass) with `queue_length` waiting jobs
-    that cannot start: the worst case, every candidate is examined."""
+def decision_times(queue_length: int, name: str = "easy", repeats: int = 50, *,
+                   use_index: bool = True) -> list[float]:
+    """Seconds of each decide() after a completion (a full EASY pass) with `queue_length` waiting
+    jobs that cannot start: the worst case for a walk of the queue, every candidate is examined
+    (`use_index`: EASY's candidate index, or the plain walk)."""
     scheduler = create_scheduler(name)
+    scheduler.use_index = use_index
     scheduler.on_simulation_begins(Platform.homogeneous(NB_RES), 0.0)
     blocker = Job("w0!big", 0.0, NB_RES - 1, 1e6, "p", MappingProxyType({}))
     scheduler.on_job_submitted(blocker, 0.0)
@@ -54,7 +57,7 @@ def decision_cost(queue_length: int, name: str = "easy", repeats: int = 50) -> f
     for i in range(queue_length):
         scheduler.on_job_submitted(Job(f"w0!{i}", 1.0, 2 + i % 100, 1e5 + i, "p", MappingProxyType({})), 1.0)
     scheduler.decide(1.0)
-    total = 0.0
+    times = []
     for r in range(repeats):
         filler = Job(f"w0!f{r}", 2.0 + r, 1, 10.0, "p", MappingProxyType({}))
         scheduler.on_job_submitted(filler, 2.0 + r)
@@ -63,8 +66,13 @@ def decision_cost(queue_length: int, name: str = "easy", repeats: int = 50) -> f
         scheduler.on_job_completed(filler.id, JobState.COMPLETED_SUCCESSFULLY, 2.5 + r)
         t0 = time.perf_counter()
         scheduler.decide(2.5 + r)
-        total += time.perf_counter() - t0
-    return total / repeats
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def decision_cost(queue_length: int, name: str = "easy", repeats: int = 50) -> float:
+    """Mean seconds per decide() of `decision_times`."""
+    return sum(decision_times(queue_length, name, repeats)) / repeats
 
 
 def main() -> None:

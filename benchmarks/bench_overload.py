@@ -21,10 +21,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import MappingProxyType
+
+from bench_engine import decision_times
 
 from schedlab.engine import Engine
-from schedlab.model import Job, JobState, Platform
+from schedlab.model import Platform
 from schedlab.platforms import resolve_platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.workloads.synthetic import generate
@@ -69,27 +70,9 @@ def engine_run(nb_resources: int, workload, name: str = "easy", *, use_index: bo
 
 
 def decision_cost(queue_length: int, use_index: bool, repeats: int = 30) -> float:
-    """Seconds per decide() after a completion (a full EASY pass) with `queue_length` waiting jobs
-    that cannot start: the plain walk examines every one of them."""
-    scheduler = create_scheduler("easy")
-    scheduler.use_index = use_index
-    scheduler.on_simulation_begins(Platform.homogeneous(NB_RES), 0.0)
-    blocker = Job("w0!big", 0.0, NB_RES - 1, 1e6, "p", MappingProxyType({}))
-    scheduler.on_job_submitted(blocker, 0.0)
-    scheduler.decide(0.0)
-    for i in range(queue_length):
-        scheduler.on_job_submitted(Job(f"w0!{i}", 1.0, 2 + i % 100, 1e5 + i, "p", MappingProxyType({})), 1.0)
-    scheduler.decide(1.0)
-    times = []
-    for r in range(repeats):
-        filler = Job(f"w0!f{r}", 2.0 + r, 1, 10.0, "p", MappingProxyType({}))
-        scheduler.on_job_submitted(filler, 2.0 + r)
-        scheduler.decide(2.0 + r)  # the filler backfills into the one free resource
-        scheduler.on_job_completed(filler.id, JobState.COMPLETED_SUCCESSFULLY, 2.5 + r)
-        t0 = time.perf_counter()
-        scheduler.decide(2.5 + r)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    """Median seconds per EASY decision after a completion with `queue_length` waiting jobs that
+    cannot start (bench_engine's set-up): the plain walk examines every one of them."""
+    return statistics.median(decision_times(queue_length, "easy", repeats, use_index=use_index))
 
 
 def plot(costs: dict[bool, dict[int, float]], path: Path) -> None:

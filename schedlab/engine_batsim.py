@@ -282,18 +282,9 @@ class BatsimTimedEngine:
         "KILLED": _on_killed, "WAITED": _on_waited, "READY": _on_ready, "DECISION": _on_decision,
     }
 
-    def _record(self, job_id: str, what: str, now: float) -> JobRecord:
-        record = self.records.get(job_id)
-        if record is None:
-            raise SimulationError(f"{what} for unknown job '{job_id}' at t={now!r}")
-        return record
-
-    def _submitted(self, job_id: str, what: str, now: float) -> JobRecord:
-        record = self._record(job_id, what, now)
-        if record.state is not JobState.SUBMITTED:
-            raise SimulationError(f"{what} for job '{job_id}' at t={now!r}, but it is {record.state.value} "
-                                  "(each job is decided exactly once, after its submission)")
-        return record
+    # the same lookups and errors as the ideal engine (they read only `records`)
+    _record = Engine._record
+    _submitted = Engine._submitted
 
     # ------------------------------------------------------------------ the decision process
     def _exchange(self, events: list[tuple[str, Any, float]], now: float) -> tuple[float, list[tuple[float, Any]]]:
