@@ -160,7 +160,7 @@ def test_overrun_corrections_fire_60_s_before_the_limit():
     for job in jobs:
         scheduler.on_job_submitted(job, 0.0)
     first = scheduler.decide(0.0)
-    assert [type(d) for d in first] == [Execute, CallMeLater] and first[1].at_s == 540.0
+    assert [type(d) for d in first] == [CallMeLater, Execute] and first[0].at_s == 540.0  # calls first
     assert scheduler.expected_end_s("w0!a") == 600.0
     scheduler.on_requested_call(540.0)
     assert scheduler.decide(540.0) == [CallMeLater(4140.0)] and scheduler.expected_end_s("w0!a") == 4200.0
@@ -179,7 +179,7 @@ def test_overrun_corrections_fire_60_s_before_the_limit():
     plain.on_simulation_begins(Platform.homogeneous(1), 0.0)
     for job in jobs:
         plain.on_job_submitted(job, 0.0)
-    assert plain.decide(0.0)[1] == CallMeLater(600.0)
+    assert plain.decide(0.0)[0] == CallMeLater(600.0)  # calls first
     plain.on_requested_call(600.0)
     assert plain.decide(600.0) == [] and plain.expected_end_s("w0!a") == 10000.0
 
