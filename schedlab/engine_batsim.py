@@ -258,7 +258,7 @@ class BatsimTimedEngine:
                                           "sent and forgotten (Batsim 4.2.1 aborts: 'it does not exist')")
                 if job_id in self._kill_asked:
                     continue  # a repeated kill is ignored
-                if record.state is not JobState.RUNNING and not record.state.name.startswith("COMPLETED"):
+                if record.state is not JobState.RUNNING and not record.state.is_complete:
                     raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, which is {record.state.value}: "
                                           "not being executed nor completed (Batsim 4.2.1 aborts on this)")
                 self._kill_asked.add(job_id)  # a job ended but not yet reported is accepted: nothing to kill

@@ -35,11 +35,17 @@ class JobState(Enum):
     def is_final(self) -> bool:
         return self in _FINAL_STATES
 
+    @property
+    def is_complete(self) -> bool:
+        """Ran and ended, however (Batsim's Job::is_complete): final, but not rejected."""
+        return self in _COMPLETE_STATES
 
-_FINAL_STATES = frozenset({
+
+_COMPLETE_STATES = frozenset({
     JobState.COMPLETED_SUCCESSFULLY, JobState.COMPLETED_FAILED, JobState.COMPLETED_WALLTIME_REACHED,
-    JobState.COMPLETED_KILLED, JobState.REJECTED,
+    JobState.COMPLETED_KILLED,
 })
+_FINAL_STATES = _COMPLETE_STATES | {JobState.REJECTED}
 
 
 #: Instants are compared within this: Batsim's time resolution is a microsecond, and a time computed
