@@ -28,9 +28,13 @@ from schedlab.engine import Engine
 from schedlab.model import Platform
 from schedlab.platforms import resolve_platform
 from schedlab.schedulers.base import create_scheduler
+from schedlab.workload import load_workload
 from schedlab.workloads.synthetic import generate
 
 NB_RES = 512
+#: What `schedlab simulate -s easy` imports before it reads anything (its lazy imports included)
+STARTUP_IMPORTS = ("import schedlab.cli, schedlab.run, schedlab.engine, schedlab.outputs, schedlab.metrics, "
+                   "schedlab.platform, schedlab.workload, schedlab.schedulers.easy")
 
 
 def wall(argv: list[str], timeout: float = 1800) -> float:
@@ -126,17 +130,27 @@ def main() -> None:
             print(f"   real batsim + pybatsim easyBackfill           {real:8.2f} s")
             print(f"   ratio: batsim+pybatsim / simulate = {real / ours:.0f}x (goal >= 100x); "
                   f"/ simulate --timing batsim = {real / timed:.0f}x")
+            print(f"   100x needs the whole process under {real / 100:.3f} s")
         else:
             print(f"   real batsim or pybatsim not found under {prefix}: side-by-side ratio skipped")
+
+        # Where the whole process's time goes: the floors no faster simulation can remove
+        startup = statistics.median(wall([sys.executable, "-c", STARTUP_IMPORTS]) for _ in range(5))
+        inside = min(engine_run(NB_RES, load_workload(workload)) for _ in range(3))
+        print(f"   of which: interpreter + imports {startup:.3f} s, simulation {inside:.3f} s, reading the "
+              f"workload and writing outputs {ours - startup - inside:.3f} s")
 
     size = 10_000 if args.quick else 100_000
     print(f"2. {size:,} jobs, load 1.5, 512 cores, EASY in the engine (in-process)")
     workload = generate(nb_jobs=size, nb_resources=NB_RES, seed=1, load=1.5)
     indexed = min(engine_run(NB_RES, workload) for _ in range(2))
     plain = engine_run(NB_RES, workload, use_index=False)
+    floor = min(engine_run(NB_RES, workload, "fcfs") for _ in range(2))
     print(f"   candidate index {indexed:7.2f} s  {size / indexed:9.0f} jobs/s (goal >= 50,000; best of 2)")
     print(f"   plain walk      {plain:7.2f} s  {size / plain:9.0f} jobs/s; "
           f"index / plain speed-up {plain / indexed:.1f}x")
+    print(f"   fcfs            {floor:7.2f} s  {size / floor:9.0f} jobs/s: the same engine and queue with "
+          f"trivial decisions (EASY / FCFS time {indexed / floor:.1f}x)")
 
     print("3. time per EASY decision after a completion, nothing can start (median of 30)")
     lengths = (10, 30, 100, 300, 1_000, 3_000, 10_000)

@@ -60,15 +60,22 @@ def _minus(intervals: Intervals, removed: Intervals) -> Intervals:
     return result
 
 
-def _union(parts: list[Intervals]) -> Intervals:
-    """The union of disjoint interval lists, adjacent runs joined."""
-    merged: Intervals = []
+def _lowest_of_union(parts: list[Intervals], count: int) -> Intervals:
+    """The `count` lowest ids of the union of disjoint interval lists (holding at least that
+    many), adjacent runs joined: `_lowest` of the union, without building all of it."""
+    picked: Intervals = []
     for first, last in sorted(itertools.chain.from_iterable(parts)):
-        if merged and merged[-1][1] >= first - 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
-        else:
-            merged.append((first, last))
-    return merged
+        if picked and picked[-1][1] == first - 1:  # disjoint lists: runs only touch; join them
+            previous_first, previous_last = picked.pop()
+            count += previous_last - previous_first + 1
+            first = previous_first
+        width = last - first + 1
+        if width >= count:
+            picked.append((first, first + count - 1))
+            return picked
+        picked.append((first, last))
+        count -= width
+    return picked
 
 
 class MachineReservationMixin:
@@ -82,23 +89,26 @@ class MachineReservationMixin:
     _completed: bool
 
     def _machines_init(self) -> None:
-        self._machine_ends: dict[str, tuple[Fraction, int, Intervals]] = {}  # running: est end, seq, machines
-        self._ends_by_time: SortedList = SortedList()  # the same, ascending by (end, seq)
+        # running jobs: (estimated end, seq, machines, their count), by job id and ascending by (end, seq)
+        self._machine_ends: dict[str, tuple[Fraction, int, Intervals, int]] = {}
+        self._ends_by_time: SortedList = SortedList()
+        self._walltimes_q: dict[str, Fraction] = {}  # waiting and running jobs' walltime + rjms_delay
         self._priority: tuple[str, Fraction, Intervals] | None = None  # id, start, machines
         self._priority_before: str | None = None
 
-    def _walltime_q(self, job: Job) -> Fraction:
-        return Fraction(job.walltime_s) + Fraction(self.rjms_delay_s)
-
     def _machines_reject(self, job: Job) -> Reject | None:
+        """A Reject for a job batsched would refuse; else None, and its exact walltime + rjms
+        delay is kept for the rounds to come (a Fraction once per job, not per test)."""
         if job.walltime_s is None:
             return Reject(job.id, "no walltime (batsched easy_bf rejects such jobs)")
+        self._walltimes_q[job.id] = Fraction(job.walltime_s) + Fraction(self.rjms_delay_s)
         return None
 
     def _machines_completed(self, job_id: str) -> None:
         item = self._machine_ends.pop(job_id, None)
         if item is not None:
             self._ends_by_time.remove(item)
+            del self._walltimes_q[job_id]
 
     # ------------------------------------------------------------------ placement
     def _free_runs(self) -> Intervals:
@@ -111,35 +121,34 @@ class MachineReservationMixin:
         if available >= job.res:
             return now_q, _lowest(free, job.res)
         parts = [free]
-        ends = self._ends_by_time
-        index = 0
-        while index < len(ends):
-            end = ends[index][0]
-            while index < len(ends) and ends[index][0] == end:
-                machines = ends[index][2]
-                parts.append(machines)
-                available += _count(machines)
-                index += 1
-            if available >= job.res:
-                return max(end, now_q), _lowest(_union(parts), job.res)
-        raise RuntimeError(f"job {job.id} cannot fit on the platform")  # rejected at submission
+        enough_at: Fraction | None = None  # the end at which enough machines are free
+        for end, _, machines, count in self._ends_by_time:
+            if enough_at is not None and end != enough_at:
+                break  # every job ending then is in: batsched frees them together
+            parts.append(machines)
+            available += count
+            if enough_at is None and available >= job.res:
+                enough_at = end
+        if enough_at is None:
+            raise RuntimeError(f"job {job.id} cannot fit on the platform")  # rejected at submission
+        return max(enough_at, now_q), _lowest_of_union(parts, job.res)
 
     def _reserve(self, job: Job, start: Fraction, machines: Intervals) -> None:
         self._priority = (job.id, start, machines)
         self.head_reservations_s[job.id] = float(start)
 
-    def _available_now(self, free: Intervals) -> tuple[Intervals, Intervals]:
+    def _available_now(self, free: Intervals, now_q: Fraction) -> tuple[Intervals, Intervals, Fraction | None]:
         """Machines a job may take now: all free ones if it ends before the priority job's start,
-        else the free ones outside the priority job's reservation."""
+        else the free ones outside the priority job's reservation; and the time left until that
+        start (None: no reservation)."""
         if self._priority is None:
-            return free, free
-        return free, _minus(free, self._priority[2])
+            return free, free, None
+        return free, _minus(free, self._priority[2]), self._priority[1] - now_q
 
-    def _can_start_now(self, job: Job, now_q: Fraction, free: Intervals,
-                       outside: Intervals) -> Intervals | None:
-        walltime = self._walltime_q(job)
+    def _can_start_now(self, job: Job, free: Intervals, outside: Intervals,
+                       until_priority_q: Fraction | None) -> Intervals | None:
         available = free
-        if self._priority is not None and self._priority[1] - now_q < walltime:
+        if until_priority_q is not None and until_priority_q < self._walltimes_q[job.id]:
             available = outside  # would still run when the priority job starts
         if _count(available) < job.res:
             return None
@@ -150,7 +159,7 @@ class MachineReservationMixin:
         job = entry[3]
         self._start(job, now, decisions, entry[4], procset_from_sorted(machines))
         self._seq += 1
-        item = (now_q + self._walltime_q(job), self._seq, machines)
+        item = (now_q + self._walltimes_q[job.id], self._seq, machines, entry[5])
         self._machine_ends[job.id] = item
         self._ends_by_time.add(item)
 
@@ -177,8 +186,7 @@ class MachineReservationMixin:
         if head_id != self._priority_before:
             self._start_priority_jobs(now, now_q, decisions)
         if not self._completed:
-            free = self._free_runs()
-            free, outside = self._available_now(free)
+            free, outside, until_priority_q = self._available_now(self._free_runs(), now_q)
             nb_available = self._resources.nb_free
             for entry in list(self._new):
                 if nb_available <= 0:
@@ -186,39 +194,39 @@ class MachineReservationMixin:
                 position = bisect_left(queue, entry)  # a static order: the queue is sorted
                 if position == len(queue) or queue[position] is not entry or position == 0 or entry[5] > nb_available:
                     continue  # started already, or the priority job, or too large
-                machines = self._can_start_now(entry[3], now_q, free, outside)
+                machines = self._can_start_now(entry[3], free, outside, until_priority_q)
                 if machines is not None:
                     self._run(entry, machines, now, now_q, decisions)
                     del queue[position]
                     nb_available -= entry[5]
                     free, outside = _minus(free, machines), _minus(outside, machines)
         elif self._resources.nb_free > 0:
-            position = 0
-            free = outside = []
-            nb_free = 0
-            while position < len(queue):
-                entry = queue[position]
-                if position == 0:  # the priority job: placed again against running jobs only
-                    start, machines = self._place_priority(entry[3], now_q)
-                    if start == now_q:
-                        self._priority = None
-                        self._run(entry, machines, now, now_q, decisions)
-                        del queue[0]
-                        continue
-                    self._reserve(entry[3], start, machines)
-                    free, outside = self._available_now(self._free_runs())
-                    nb_free = _count(free)
-                else:
+            while queue:  # the priority job: placed again against running jobs only
+                head = queue[0]
+                start, machines = self._place_priority(head[3], now_q)
+                if start != now_q:
+                    self._reserve(head[3], start, machines)
+                    break
+                self._priority = None
+                self._run(head, machines, now, now_q, decisions)
+                del queue[0]
+            nb_free = self._resources.nb_free
+            if queue and nb_free > 0:
+                free, outside, until_priority_q = self._available_now(self._free_runs(), now_q)
+                started = []
+                for entry in itertools.islice(queue, 1, None):
                     res = entry[5]
                     if res <= nb_free:  # the count rules most jobs out without touching machine sets
-                        machines = self._can_start_now(entry[3], now_q, free, outside)
+                        machines = self._can_start_now(entry[3], free, outside, until_priority_q)
                         if machines is not None:
                             self._run(entry, machines, now, now_q, decisions)
-                            del queue[position]
+                            started.append(entry)
                             free, outside = _minus(free, machines), _minus(outside, machines)
                             nb_free -= res
-                            continue
-                position += 1
+                            if nb_free == 0:
+                                break  # requests are >= 1 resource: nothing else fits
+                for entry in started:
+                    del queue[bisect_left(queue, entry)]  # a static order: the queue is sorted
         self._priority_before = queue[0][3].id if queue else None
         if self._priority is not None and (not queue or self._priority[0] != queue[0][3].id):
             self._priority = None

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from schedlab.engine import Engine
 from schedlab.model import JobState, Platform
 from schedlab.outputs import JOBS_COLUMNS, job_row
 from schedlab.schedulers.base import create_scheduler
+from schedlab.schedulers.easy_machines import _lowest_of_union
 from tests.conftest import make_workload
 
 # name, submit, res, delay, walltime
@@ -113,3 +116,23 @@ def test_easy_counts_every_job_ending_at_the_shadow_time(first_size):
     starts = {r.job.name: r.start_s for r in engine.records.values()}
     assert starts == {"0": 6.0, "1": 6.0, "2": 3006.0, "3": 6.0}
     assert engine.scheduler.head_reservations_s["w0!2"] == 3966.0
+
+
+def _runs(ids):
+    runs = []
+    for i in sorted(ids):
+        if runs and runs[-1][1] == i - 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+@given(st.sets(st.integers(0, 63), min_size=1), st.data())
+def test_machine_mode_takes_the_lowest_ids_of_a_union_of_disjoint_machine_sets(ids, data):
+    """The priority job's machines: the `count` lowest ids of the free runs and the runs of jobs
+    ending by its start, adjacent runs joined (procset requires it), without building the union."""
+    owner = {i: data.draw(st.integers(0, 3)) for i in sorted(ids)}
+    parts = [_runs(i for i in ids if owner[i] == part) for part in range(4)]
+    count = data.draw(st.integers(1, len(ids)))
+    assert _lowest_of_union(parts, count) == _runs(sorted(ids)[:count])
