@@ -1,8 +1,10 @@
 """Benchmark: EASY on overloaded workloads (thousands waiting), measured side by side in one run.
 
 1. A 10,000-job `--load 1.5` workload on 512 cores: the whole `schedlab simulate` process (start-up,
-   JSON, outputs included) against real batsim + pybatsim easyBackfill on the same file.
-2. 100,000 overloaded jobs in the engine: jobs/s, with the candidate index and with the plain walk.
+   JSON, outputs included) against real batsim + pybatsim easyBackfill on the same file, and where
+   the process's time goes (interpreter + imports, simulation, input and output).
+2. 100,000 overloaded jobs in the engine: jobs/s, with the candidate index, with the plain walk, and
+   FCFS (trivial decisions: the engine's own floor).
 3. Time per decision against queue length 10 .. 10,000 (index and plain walk): a table and a plot.
 4. reservation=machines against count mode on marconi100 (15,680 cores).
 
