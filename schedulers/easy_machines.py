@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left
+from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -27,10 +28,15 @@ def _count(intervals: Intervals) -> int:
     return sum(last - first + 1 for first, last in intervals)
 
 
-def _lowest(intervals: Intervals, count: int) -> Intervals:
-    """The `count` lowest ids of `intervals` (which hold at least that many)."""
+def _lowest(intervals: Iterable[tuple[int, int]], count: int) -> Intervals:
+    """The `count` lowest ids of `intervals` (ascending, disjoint, holding at least that many),
+    runs that touch joined (procset's form)."""
     picked: Intervals = []
     for first, last in intervals:
+        if picked and picked[-1][1] == first - 1:
+            previous_first, previous_last = picked.pop()
+            count += previous_last - previous_first + 1
+            first = previous_first
         width = last - first + 1
         if width >= count:
             picked.append((first, first + count - 1))
@@ -61,21 +67,9 @@ def _minus(intervals: Intervals, removed: Intervals) -> Intervals:
 
 
 def _lowest_of_union(parts: list[Intervals], count: int) -> Intervals:
-    """The `count` lowest ids of the union of disjoint interval lists (holding at least that
-    many), adjacent runs joined: `_lowest` of the union, without building all of it."""
-    picked: Intervals = []
-    for first, last in sorted(itertools.chain.from_iterable(parts)):
-        if picked and picked[-1][1] == first - 1:  # disjoint lists: runs only touch; join them
-            previous_first, previous_last = picked.pop()
-            count += previous_last - previous_first + 1
-            first = previous_first
-        width = last - first + 1
-        if width >= count:
-            picked.append((first, first + count - 1))
-            return picked
-        picked.append((first, last))
-        count -= width
-    return picked
+    """The `count` lowest ids of the union of disjoint interval lists: sorted, then `_lowest` stops
+    once it has them (the union itself is never built)."""
+    return _lowest(sorted(itertools.chain.from_iterable(parts)), count)
 
 
 class MachineReservationMixin:
