@@ -11,16 +11,20 @@ permutation simulation, fit Lin/Qdr/Cub/Qua, and set them beside the study's. A 
     functions = ["lin", "qdr", "cub", "qua"]
     processors = 0                  # m; 0: the MaxProcs header (else MaxNodes)
     reference_scores = "../../../shared/data/policies/lublin-256-final-score.csv.gz"  # optional
+    shuffles = ["uniform", "authors"]  # trial orders (default ["uniform"]); the first makes fitted.toml
+    tuples_from = "reference"       # score the reference table's first `tuples` tuples (default "trace": drawn)
     [paper]                         # the study's figures for this workload
     coefficients = "lublin256"      # its published fit (the sign of q is read from it)
     mae = { lin = 4.5e-3, ... }
     vif_max = { lin = 1.3, ... }
 
-`schedlab experiment run FILE -o DIR` writes DIR/scores/ID.csv (+ .json; ID hashes the trace's
-content, tuples, trials, seed, m and the schedlab version: made once, then reused), DIR/fitted.toml
-(`queue_order=DIR/fitted.toml#lin`) and DIR/factory.json; `schedlab report DIR` renders them. With
-`reference_scores` (the authors' table), that table is fitted too: a third column that tells the
-effect of our tuples from the effect of our fit.
+`schedlab experiment run FILE -o DIR` writes, per shuffle, DIR/scores/ID.csv (+ .json; ID hashes the
+trace's content, tuples, trials, seed, m, shuffle, tuple source and the schedlab version: made once,
+then reused) and DIR/fitted-SHUFFLE.toml; DIR/fitted.toml (the first shuffle's:
+`queue_order=DIR/fitted.toml#lin`) and DIR/factory.json; `schedlab report DIR` renders them. With
+`reference_scores` (the authors' table), that table is fitted too: a column that tells the effect of
+our tuples and trials from the effect of our fit; with `tuples_from = "reference"` our trials run on
+its own tuples, so its scores and ours compare row by row.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import pandas as pd
 from schedlab import __version__
 
 FACTORY_KEYS = {"kind", "name", "description", "trace", "tuples", "trials", "seed", "functions", "processors",
-                "reference_scores", "paper"}
+                "reference_scores", "paper", "shuffles", "tuples_from"}
 PAPER_KEYS = {"coefficients", "mae", "vif_max"}
 
 
@@ -45,6 +49,7 @@ def load_factory(path: str | Path) -> dict[str, Any]:
     """Validate a factory file before any work; one line naming the file, line and key otherwise."""
     from schedlab.experiments.campaign import read_checked
     from schedlab.schedulers.policy_fit import FUNCTIONS, WORKLOADS
+    from schedlab.schedulers.policy_scores import SHUFFLES
 
     path = Path(path)
     doc, at = read_checked(path, FACTORY_KEYS)
@@ -66,6 +71,13 @@ def load_factory(path: str | Path) -> dict[str, Any]:
     if not isinstance(functions, list) or not functions or any(f not in FUNCTIONS for f in functions) \
             or len(set(functions)) != len(functions):
         raise at.error(f"expected a list of distinct functions ({', '.join(FUNCTIONS)})", key="functions")
+    shuffles = doc.get("shuffles", ["uniform"])
+    if not isinstance(shuffles, list) or not shuffles or any(x not in SHUFFLES for x in shuffles) \
+            or len(set(shuffles)) != len(shuffles):
+        raise at.error(f"expected a list of distinct shuffles ({', '.join(SHUFFLES)})", key="shuffles")
+    tuples_from = doc.get("tuples_from", "trace")
+    if tuples_from not in ("trace", "reference") or (tuples_from == "reference" and "reference_scores" not in files):
+        raise at.error("expected \"trace\" or \"reference\" (which needs reference_scores)", key="tuples_from")
     paper = doc.get("paper", {})
     if not isinstance(paper, dict) or set(paper) - PAPER_KEYS:
         raise at.error(f"expected a table with {', '.join(sorted(PAPER_KEYS))}", key="paper")
@@ -77,6 +89,7 @@ def load_factory(path: str | Path) -> dict[str, Any]:
                                                for k, v in values.items()):
             raise at.error("expected { FUNCTION = number, ... }", "paper", 0, key)
     return {"kind": "policy-factory", "name": str(doc.get("name", path.stem)), "functions": functions,
+            "shuffles": shuffles, "tuples_from": tuples_from,
             **numbers, **{k: str(v) for k, v in files.items()}, "paper": paper}
 
 
@@ -93,42 +106,87 @@ def _fits(p, q, r, score, functions: list[str], source: str) -> list[dict[str, A
 
 def run_factory(factory: dict[str, Any], out: Path, workers: int = 1,
                 progress: Callable[[str], None] | None = None, tuple_done: Callable[[int], None] | None = None) -> dict:
-    """Scores (made once per recipe), fits, DIR/fitted.toml and DIR/factory.json."""
+    """Scores per shuffle (each made once per recipe), fits, DIR/fitted.toml (the first shuffle's),
+    DIR/fitted-SHUFFLE.toml and DIR/factory.json."""
+    from schedlab.paths import atomic_write
+    from schedlab.schedulers.policy_fit import read_scores
+
+    reference = reference_scores = None
+    if factory.get("reference_scores"):
+        path = Path(factory["reference_scores"])
+        reference_scores = read_scores(path)
+        reference = _fits(*reference_scores, factory["functions"], path.name)
+    arms = [_arm(factory, shuffle, out, workers, progress, tuple_done, reference_scores)
+            for shuffle in factory.get("shuffles", ["uniform"])]
+    first = arms[0]
+    (out / "fitted.toml").write_bytes((out / f"fitted-{first['shuffle']}.toml").read_bytes())
+    result = {"factory": factory, "scores": first["scores"], "scores_sha256": first["scores_sha256"],
+              "metadata": first["metadata"], "fits": first["fits"], "arms": arms,
+              "reference_fits": None if reference is None else [{k: v for k, v in f.items() if k != "fitted"}
+                                                                for f in reference],
+              "reference_spread": None if reference_scores is None else _spread(
+                  reference_scores[3][:first["metadata"]["rows"]] if factory.get("tuples_from") == "reference"
+                  else reference_scores[3])}
+    with atomic_write(out / "factory.json") as handle:
+        handle.write(json.dumps(result, indent=1) + "\n")
+    if progress:
+        for arm in arms:
+            for f in arm["fits"]:
+                progress(f"{arm['shuffle']} {f['function']}: MAE {f['mae'] * 1e3:.2f}e-3, "
+                         f"max VIF {max(f['vif'].values()):,.1f}")
+    return result
+
+
+def _spread(score) -> dict[str, float]:
+    import numpy as np
+
+    score = np.asarray(score, dtype=float)
+    return {"std": float(np.std(score)), "q25": float(np.quantile(score, 0.25)),
+            "q75": float(np.quantile(score, 0.75))}
+
+
+def _arm(factory: dict[str, Any], shuffle: str, out: Path, workers: int, progress, tuple_done,
+         reference_scores) -> dict[str, Any]:
+    """One shuffle: its scores (reused when made earlier), fits, spread and agreement with the
+    reference table (row by row when the tuples are the reference's own)."""
+    import numpy as np
+
     from schedlab.experiments.campaign import canonical_hash
-    from schedlab.paths import atomic_write, sha256_file
+    from schedlab.paths import sha256_file
     from schedlab.schedulers.policy_fit import read_scores, save_fitted
     from schedlab.schedulers.policy_scores import score_trace, write_scores
 
+    own_tuples = factory.get("tuples_from", "trace") == "reference"
     recipe = {"trace": sha256_file(Path(factory["trace"])), "tuples": factory["tuples"], "trials": factory["trials"],
               "seed": factory["seed"], "processors": factory["processors"], "version": __version__}
+    if shuffle != "uniform" or own_tuples:  # the recipe of earlier uniform runs is unchanged
+        recipe.update(shuffle=shuffle, tuples_of=sha256_file(Path(factory["reference_scores"])) if own_tuples else "")
     scores_path = out / "scores" / f"{canonical_hash(recipe)[:16]}.csv"
     if not (scores_path.is_file() and Path(f"{scores_path}.json").is_file()):
         scores_path.parent.mkdir(parents=True, exist_ok=True)
         tuples, scores, metadata = score_trace(factory["trace"], factory["tuples"], factory["trials"],
-                                               factory["seed"], factory["processors"], workers, progress=tuple_done)
+                                               factory["seed"], factory["processors"], workers, progress=tuple_done,
+                                               shuffle=shuffle,
+                                               tuples_of=factory["reference_scores"] if own_tuples else None)
         write_scores(scores_path, tuples, scores, metadata)
     elif progress:
-        progress(f"scores: {scores_path} (made earlier, reused)")
+        progress(f"scores ({shuffle}): {scores_path} (made earlier, reused)")
     metadata = json.loads(Path(f"{scores_path}.json").read_text())
     digest = sha256_file(scores_path)
-    fits = _fits(*read_scores(scores_path), factory["functions"], f"{scores_path.name} sha256:{digest[:16]}")
-    reference = None
-    if factory.get("reference_scores"):
-        path = Path(factory["reference_scores"])
-        reference = _fits(*read_scores(path), factory["functions"], path.name)
-    save_fitted(out / "fitted.toml", [f["fitted"] for f in fits],
-                header=f"schedlab experiment run: {factory['name']}; scores {scores_path.name} (sha256 {digest}); "
-                       "weight (p*q)^2; use queue_order=FILE#NAME")
-    result = {"factory": factory, "scores": str(scores_path), "scores_sha256": digest, "metadata": metadata,
-              "fits": [{k: v for k, v in f.items() if k != "fitted"} for f in fits],
-              "reference_fits": None if reference is None else [{k: v for k, v in f.items() if k != "fitted"}
-                                                                for f in reference]}
-    with atomic_write(out / "factory.json") as handle:
-        handle.write(json.dumps(result, indent=1) + "\n")
-    if progress:
-        for f in fits:
-            progress(f"{f['function']}: MAE {f['mae'] * 1e3:.2f}e-3, max VIF {max(f['vif'].values()):,.1f}")
-    return result
+    table = read_scores(scores_path)
+    fits = _fits(*table, factory["functions"], f"{scores_path.name} sha256:{digest[:16]} ({shuffle} shuffle)")
+    save_fitted(out / f"fitted-{shuffle}.toml", [f["fitted"] for f in fits],
+                header=f"schedlab experiment run: {factory['name']}; scores {scores_path.name} (sha256 {digest}), "
+                       f"{shuffle} shuffle; weight (p*q)^2; use queue_order=FILE#NAME")
+    agreement = None
+    if own_tuples and reference_scores is not None:
+        ours = np.asarray(table[3], dtype=float)
+        theirs = np.asarray(reference_scores[3], dtype=float)[:len(ours)]  # their first `tuples` tuples
+        agreement = {"correlation": float(np.corrcoef(ours, theirs)[0, 1]),
+                     "rms_difference": float(np.sqrt(np.mean((ours - theirs) ** 2)))}
+    return {"shuffle": shuffle, "scores": str(scores_path), "scores_sha256": digest, "metadata": metadata,
+            "fits": [{k: v for k, v in f.items() if k != "fitted"} for f in fits], "spread": _spread(table[3]),
+            "agreement": agreement}
 
 
 def _sign(value: float) -> str:
@@ -139,78 +197,147 @@ def _same(ours: str, paper: str) -> str:
     return "yes" if ours == paper else "no"
 
 
+LABELS = {"uniform": "uniform", "authors": "authors' shuffle"}
+
+
+def _arms(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The result's shuffles (a factory.json written before shuffles existed has one, uniform)."""
+    return result.get("arms") or [{"shuffle": result["metadata"].get("shuffle", "uniform"), "fits": result["fits"],
+                                   "spread": None, "agreement": None}]
+
+
+def _verdicts(verdicts: list[str], arms: list[dict[str, Any]]) -> str:
+    if len(arms) == 1:
+        return verdicts[0]
+    return "; ".join(f"{LABELS[a['shuffle']]}: {v}" for a, v in zip(arms, verdicts, strict=True))
+
+
 def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
-    """`paper figure | ours | same sign?` for the issue's factory rows."""
+    """`paper figure | ours (per shuffle) | same sign?` for the factory's rows."""
     from schedlab.schedulers.policy_fit import PUBLISHED
 
-    paper = result["factory"]["paper"]
-    fits = {f["function"]: f for f in result["fits"]}
-    functions = [f for f in ("lin", "qdr", "cub", "qua") if f in fits]
+    paper, arms = result["factory"]["paper"], _arms(result)
+    fits = [{f["function"]: f for f in arm["fits"]} for arm in arms]
+    functions = [f for f in ("lin", "qdr", "cub", "qua") if f in fits[0]]
+    columns = [f"ours ({LABELS[arm['shuffle']]})" for arm in arms]
     rows = []
+
+    def add(name: str, theirs: str, ours: list[str], verdicts: list[str]) -> None:
+        rows.append({"row": name, "paper figure": theirs, **dict(zip(columns, ours, strict=True)),
+                     "same sign?": _verdicts(verdicts, arms)})
+
     if paper.get("vif_max"):
         theirs = [paper["vif_max"].get(f, math.nan) for f in functions]
-        ours = [max(fits[f]["vif"].values()) for f in functions]
-        grows = all(b > a for a, b in itertools.pairwise(ours))
         paper_grows = all(b > a for a, b in itertools.pairwise(theirs))
-        rows.append({"row": f"VIF max: {' / '.join(f.capitalize() for f in functions)}",
-                     "paper figure": " / ".join(f"{v:,.1f}" for v in theirs),
-                     "ours": " / ".join(f"{v:,.1f}" for v in ours),
-                     "same sign?": f"{_same(str(grows), str(paper_grows))} (grows with the degree: "
-                                   f"{'yes' if grows else 'no'})"})
+        ours = [[max(fit[f]["vif"].values()) for f in functions] for fit in fits]
+        grows = [all(b > a for a, b in itertools.pairwise(values)) for values in ours]
+        add(f"VIF max: {' / '.join(f.capitalize() for f in functions)}", " / ".join(f"{v:,.1f}" for v in theirs),
+            [" / ".join(f"{v:,.1f}" for v in values) for values in ours],
+            [f"{_same(str(g), str(paper_grows))} (grows with the degree: {'yes' if g else 'no'})" for g in grows])
     if paper.get("coefficients"):
         key = paper["coefficients"]
         theirs = [_sign(PUBLISHED[(f, key)][2]) for f in functions]
-        ours = [_sign(fits[f]["coefficients"][fits[f]["terms"].index("q")]) for f in functions]
-        matches = sum(a == b for a, b in zip(ours, theirs, strict=True))
-        rows.append({"row": f"sign of the q coefficient: {', '.join(f.capitalize() for f in functions)}",
-                     "paper figure": ", ".join(theirs), "ours": ", ".join(ours),
-                     "same sign?": f"{_same(''.join(ours), ''.join(theirs))} ({matches} of {len(functions)})"})
+        ours = [[_sign(fit[f]["coefficients"][fit[f]["terms"].index("q")]) for f in functions] for fit in fits]
+        add(f"sign of the q coefficient: {', '.join(f.capitalize() for f in functions)}", ", ".join(theirs),
+            [", ".join(o) for o in ours],
+            [f"{_same(''.join(o), ''.join(theirs))} ({sum(a == b for a, b in zip(o, theirs, strict=True))} of "
+             f"{len(functions)})" for o in ours])
+        if "lin" in functions:
+            published = PUBLISHED[("lin", key)][fits[0]["lin"]["terms"].index("r")]
+            ours_r = [fit["lin"]["coefficients"][fit["lin"]["terms"].index("r")] for fit in fits]
+            add("Lin: coefficient of r", f"{published:.3g}", [f"{v:.3g}" for v in ours_r],
+                [f"{_same(_sign(v), _sign(published))} (ratio {v / published:.2f})" for v in ours_r])
     for function in functions:
         if function in paper.get("mae", {}):
-            theirs, ours = paper["mae"][function], fits[function]["mae"]
-            rows.append({"row": f"MAE of {function.capitalize()}", "paper figure": f"{theirs * 1e3:.2f}·10⁻³",
-                         "ours": f"{ours * 1e3:.2f}·10⁻³",
-                         "same sign?": f"ratio {ours / theirs:.2f}" if theirs else "-"})
+            theirs = paper["mae"][function]
+            ours = [fit[function]["mae"] for fit in fits]
+            add(f"MAE of {function.capitalize()}", f"{theirs * 1e3:.2f}·10⁻³", [f"{v * 1e3:.2f}·10⁻³" for v in ours],
+                [f"ratio {v / theirs:.2f}" if theirs else "-" for v in ours])
+    spread = result.get("reference_spread")
+    if spread and all(arm.get("spread") for arm in arms):
+        def text(s: dict[str, float]) -> str:
+            return f"std {s['std']:.4f}, IQR {s['q25']:.4f}-{s['q75']:.4f}"
+
+        add("score spread (the authors' table)", text(spread), [text(arm["spread"]) for arm in arms],
+            [f"std ratio {arm['spread']['std'] / spread['std']:.2f}" for arm in arms])
+    if all(arm.get("agreement") for arm in arms):
+        add("scores vs the authors' table, row by row (their tuples)", "1 (itself)",
+            [f"correlation {arm['agreement']['correlation']:.3f}" for arm in arms],
+            [f"RMS difference {arm['agreement']['rms_difference']:.1e}" for arm in arms])
     return pd.DataFrame(rows)
 
 
 def coefficient_table(result: dict[str, Any], function: str) -> pd.DataFrame:
-    """Per term: ours, the authors' scores refitted, the published value; and the VIF."""
+    """Per term: ours (per shuffle), the authors' scores refitted, the published value; and the VIF."""
     from schedlab.schedulers.policy_fit import PUBLISHED
 
-    fit = next(f for f in result["fits"] if f["function"] == function)
+    arms = _arms(result)
+    fits = [next(f for f in arm["fits"] if f["function"] == function) for arm in arms]
+    labels = [f"ours ({LABELS[arm['shuffle']]})" for arm in arms]
     reference = next((f for f in result["reference_fits"] or [] if f["function"] == function), None)
     key = result["factory"]["paper"].get("coefficients")
     published = PUBLISHED.get((function, key)) if key else None
     rows = []
-    for index, term in enumerate(fit["terms"]):
-        row = {"term": term, "ours": f"{fit['coefficients'][index]:.6e}"}
+    for index, term in enumerate(fits[0]["terms"]):
+        row = {"term": term, **{label: f"{fit['coefficients'][index]:.6e}" for label, fit in zip(labels, fits,
+                                                                                                   strict=True)}}
         if reference is not None:
             row["authors' scores, our fit"] = f"{reference['coefficients'][index]:.6e}"
         if published is not None:
             row[f"published ({key})"] = f"{published[index]:.6e}"
-            row["same sign?"] = _same(_sign(fit["coefficients"][index]), _sign(published[index]))
-        row["VIF ours"] = f"{fit['vif'][term]:,.1f}" if term in fit["vif"] else "-"
+            row["same sign?"] = _verdicts([_same(_sign(fit["coefficients"][index]), _sign(published[index]))
+                                           for fit in fits], arms)
+        row["VIF ours"] = f"{fits[0]['vif'][term]:,.1f}" if term in fits[0]["vif"] else "-"
         if reference is not None:
             row["VIF authors' scores"] = f"{reference['vif'][term]:,.1f}" if term in reference["vif"] else "-"
         rows.append(row)
-    mae = {"term": "MAE", "ours": f"{fit['mae']:.4e}"}
+    mae = {"term": "MAE", **{label: f"{fit['mae']:.4e}" for label, fit in zip(labels, fits, strict=True)}}
     if reference is not None:
         mae["authors' scores, our fit"] = f"{reference['mae']:.4e}"
     rows.append(mae)
     return pd.DataFrame(rows).fillna("")
 
 
+def encoding_paragraph(result: dict[str, Any]) -> str:
+    """What the published coefficients encode, in numbers (both shuffles run, Lin fitted)."""
+    from schedlab.schedulers.policy_fit import PUBLISHED
+    from schedlab.schedulers.policy_scores import authors_first_place_odds
+
+    arms = {arm["shuffle"]: {f["function"]: f for f in arm["fits"]} for arm in _arms(result)}
+    key = result["factory"]["paper"].get("coefficients")
+    if set(arms) != {"uniform", "authors"} or "lin" not in arms["uniform"] or not key:
+        return ""
+
+    def r_of(fit: dict[str, Any]) -> float:
+        return fit["coefficients"][fit["terms"].index("r")]
+
+    odds = [float(x) * 32 for x in authors_first_place_odds(32)]
+    published = PUBLISHED[("lin", key)][arms["uniform"]["lin"]["terms"].index("r")]
+    reference = {f["function"]: f for f in result.get("reference_fits") or []}
+    theirs = f", our fit of the authors' table {r_of(reference['lin']):.3g}" if "lin" in reference else ""
+    return (f"What the published coefficients encode: the authors' trials draw orders with a biased loop, under "
+            f"which a queued job heads a trial with {odds[1]:.2f} times the fair odds when it is the second "
+            f"submitted, {odds[0]:.2f} when first and {odds[31]:.2f} when last (exact, `policy_scores."
+            f"authors_first_place_odds`). Scores then carry a factor that falls with r, and Lin's r coefficient "
+            f"measures it: published {published:.3g}{theirs}, ours with the authors' shuffle "
+            f"{r_of(arms['authors']['lin']):.3g}, with uniform permutations {r_of(arms['uniform']['lin']):.3g}.")
+
+
 def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
     result = json.loads((results_dir / "factory.json").read_text())
     factory, metadata = result["factory"], result["metadata"]
+    own = factory.get("tuples_from", "trace") == "reference"
+    shuffles = ", ".join(LABELS[arm["shuffle"]] for arm in _arms(result))
     text = (f"{metadata['tuples']} tuples x {metadata['trials']:,} trials of {Path(factory['trace']).name} "
             f"(m = {metadata['processors']}, seed {metadata['seed']}, {metadata['jobs_dropped']} trace jobs dropped: "
             f"run time or processors <= 0) -> {metadata['rows']:,} scores, each tuple's summing to 1 within "
-            f"{metadata['max_sum_error']:.1e}. Fits weight the squared residual by (p q)²; VIF uncentered, as the "
-            "study. Our tuples are not the authors': expect other coefficients; the signs and the growth of "
-            "the VIF with the degree are the check.")
-    out: list[tuple[str, str, Any]] = [("Factory", text, None), ("Paper vs ours", "", paper_rows(result))]
+            f"{metadata['max_sum_error']:.1e}; trial orders: {shuffles}. Fits weight the squared residual by (p q)²; "
+            "VIF uncentered, as the study. "
+            + ("The tuples are the authors' own (located in the trace from their score table): scores compare "
+               "row by row." if own else "Our tuples are not the authors': expect other coefficients; the signs "
+               "and the growth of the VIF with the degree are the check."))
+    encoding = encoding_paragraph(result)
+    out: list[tuple[str, str, Any]] = [("Factory", text, None), ("Paper vs ours", encoding, paper_rows(result))]
     for fit in result["fits"]:
         out.append((f"{fit['function'].capitalize()}: coefficients and VIF", "", coefficient_table(result,
                                                                                                   fit["function"])))
@@ -224,7 +351,9 @@ def plot_factory(results_dir: Path, path: Path) -> Path:
     result = json.loads((results_dir / "factory.json").read_text())
     paper = result["factory"]["paper"]
     functions = [f["function"] for f in result["fits"]]
-    series = [("ours", {f["function"]: f for f in result["fits"]}, "#1f77b4")]
+    colors = {"uniform": "#1f77b4", "authors": "#2ca02c"}
+    series = [(f"ours ({LABELS[arm['shuffle']]})", {f["function"]: f for f in arm["fits"]}, colors[arm["shuffle"]])
+              for arm in _arms(result)]
     if result["reference_fits"]:
         series.append(("authors' scores, our fit", {f["function"]: f for f in result["reference_fits"]}, "#ff7f0e"))
     plt = _pyplot()

@@ -63,14 +63,27 @@ def accuracy(predicted_s: np.ndarray | float, actual_s: np.ndarray | float) -> n
 
 def planned_prediction_s(model: NormalizedRegression, row: list[float], requested_s: float) -> float:
     """The prediction a scheduler plans with: the request until the model has learned from a
-    completion (alone it would say 0, then 1 s), then clipped to [1 s, request]; the request
-    again if the model diverged (inf: an unknown request)."""
+    completion (alone it would say 0, then 1 s), then |f(z)| clipped to [1 s, request] (predictsim's
+    rule: a negative output is read by its magnitude, not pinned at 1 s, which would make the job
+    look instantaneous); the request again if the model diverged (inf: an unknown request)."""
     if not getattr(model, "n_updates_", 0):
         return requested_s
-    predicted = float(model.predict([row])[0])
+    predicted = abs(float(model.predict([row])[0]))
     if not math.isfinite(predicted):
         return requested_s
     return min(max(predicted, 1.0), requested_s)
+
+
+def history_prediction_s(kind: str, history_row: list[float], requested_s: float) -> float:
+    """The history baselines of `predictor=`: `user-last`, the user's last completed run time;
+    `user-last2`, the mean of the last two (EASY++); the request until that many are known; then
+    clipped to [1 s, request]."""
+    needed = 1 if kind == "user-last" else 2
+    if history_row[_AT["prevuser"]] < needed:
+        return requested_s
+    last = history_row[_AT["last"]]
+    value = last if needed == 1 else (last + history_row[_AT["beflast"]]) / 2.0
+    return min(max(value, 1.0), requested_s)
 
 
 def polynomial_terms(nb_features: int, degree: int) -> np.ndarray:

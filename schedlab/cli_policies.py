@@ -54,7 +54,8 @@ def cmd_scores(args: argparse.Namespace) -> int:
         bar = tqdm(total=args.tuples, unit="tuple", desc="scores", file=sys.stderr)
     try:
         tuples, scores, metadata = score_trace(args.trace, args.tuples, args.trials, args.seed, args.processors,
-                                               args.workers, progress=None if bar is None else bar.update)
+                                               args.workers, progress=None if bar is None else bar.update,
+                                               shuffle=args.shuffle)
     finally:
         if bar is not None:
             bar.close()
@@ -81,5 +82,9 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--processors", type=int, default=0, help="m (default: the MaxProcs or MaxNodes header)")
     g.add_argument("--workers", type=int, default=1, help="processes, one tuple each at a time")
+    g.add_argument("--shuffle", choices=("uniform", "authors"), default="uniform",
+                   help="how a trial orders the queue: uniform random permutations (default, what the papers "
+                        "describe) or the authors' code's loop (swap position k with any position: biased toward "
+                        "early submissions; see docs/design.md)")
     g.add_argument("--output", "-o", required=True, help="CSV p,q,r,score (+ FILE.json: metadata)")
     g.set_defaults(func=cmd_scores)

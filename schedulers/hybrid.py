@@ -12,7 +12,8 @@ at least 5 completed jobs) every job is unpredictable. At each decision (submiss
 2. FCFS with EASY backfilling runs the unpredictable queue with **requested times**, on any core not
    used or reserved by step 1 (idle cores of the alpha share included): the head starts if it fits
    now, else gets a reservation at its earliest slot; later jobs start now if they fit around every
-   reservation. So a backfilled job never delays a planned job or the head's reservation.
+   reservation (tried in queue order, or shortest request first with `step2_order=sjbf`). So a
+   backfilled job never delays a planned job or the head's reservation.
 
 A predictable job larger than floor(alpha m) is run by step 2. Once a job is the unpredictable head,
 its reservation is made from the running jobs alone before step 1 at every later decision
@@ -51,7 +52,9 @@ ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 class Hybrid(PlanBased):
     """Predictable jobs planned (online-SVF on an alpha share), the others EASY-backfilled."""
 
-    option_choices = {**PlanBased.option_choices, "retrain": "SECONDS of simulated time between reliability retrains"}
+    option_choices = {**PlanBased.option_choices, "retrain": "SECONDS of simulated time between reliability retrains",
+                      "step2_order": "fcfs (default) | sjbf: the order step 2 tries backfilling candidates in "
+                                     "(sjbf: shortest requested time first, as the study's FCFS-BF1 baseline)"}
     #: no model from fewer completed jobs (80% row subsampling needs a few rows to leave out)
     MIN_TRAINING_ROWS = 5
 
@@ -59,9 +62,10 @@ class Hybrid(PlanBased):
                  alpha_rule: Literal["ema", "paper", "fixed"] = "ema",
                  reliability: Literal["gbt", "gbt-xgb", "dt"] = "gbt", protect_head: bool = True,
                  runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2, l2: float = 1e-6,
-                 learning_rate: float = 1.0) -> None:
+                 learning_rate: float = 1.0, predictor: str = "online-nag",
+                 step2_order: Literal["fcfs", "sjbf"] = "fcfs") -> None:
         super().__init__(queue_order="fcfs", runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
-                         learning_rate=learning_rate)
+                         learning_rate=learning_rate, predictor=predictor)
         if not ALPHA_MIN <= alpha0 <= ALPHA_MAX:
             raise ValueError(f"alpha0 must be in [{ALPHA_MIN}, {ALPHA_MAX}], got {alpha0}")
         if not 0 <= threshold <= 1:
@@ -72,6 +76,9 @@ class Hybrid(PlanBased):
             raise ValueError(f"alpha_rule must be ema, paper or fixed, got {alpha_rule!r}")
         if reliability not in ("gbt", "gbt-xgb", "dt"):
             raise ValueError(f"reliability must be gbt, gbt-xgb or dt, got {reliability!r}")
+        if step2_order not in ("fcfs", "sjbf"):
+            raise ValueError(f"step2_order must be fcfs or sjbf, got {step2_order!r}")
+        self.step2_order = step2_order
         self.alpha0, self.threshold, self.retrain = float(alpha0), float(threshold), float(retrain)
         self.alpha_rule, self.reliability, self.protect_head = alpha_rule, reliability, protect_head
         self._head: tuple[str, float] | None = None  # the unpredictable head and its reservation
@@ -98,7 +105,8 @@ class Hybrid(PlanBased):
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), "alpha0": self.alpha0, "threshold": self.threshold, "retrain": self.retrain,
-                "alpha_rule": self.alpha_rule, "reliability": self.reliability, "protect_head": self.protect_head}
+                "alpha_rule": self.alpha_rule, "reliability": self.reliability, "protect_head": self.protect_head,
+                "step2_order": self.step2_order}
 
     @property
     def predicts_online(self) -> bool:
@@ -223,34 +231,44 @@ class Hybrid(PlanBased):
             self._queue = [e for e in self._queue if e[3].id not in started]
 
     def _backfill(self, profile: AvailabilityProfile, now: float, decisions: list[Decision]) -> None:
-        """Step 2: FCFS + EASY for the unpredictable queue with requested times, around the plan."""
+        """Step 2: FCFS + EASY for the unpredictable queue with requested times, around the plan:
+        jobs start in queue order until one does not fit (the head: it reserves), then the others
+        are tried in `step2_order`."""
         share, predictable, requested = self.share, self.predictable, self.requested_of_s
-        head_seen = False
+        candidates = [e for e in self._queue if not (e[3].res <= share and predictable[e[3].id])]
         kept = self._head  # the head's reservation, already in the profile
-        for entry in self._queue:
+        rest_from = len(candidates)
+        for index, entry in enumerate(candidates):
             job = entry[3]
-            if job.res <= share and predictable[job.id]:
-                continue
-            if head_seen and job.res > profile.free[0]:
-                continue  # cannot start now; only the head reserves
             duration_s = requested[job.id]
             if kept is not None:  # the head, reserved before step 1
                 kept = None
                 if self._head is not None and self._head[1] <= now:  # its slot is now: it starts there
                     self._start(job, now, decisions, duration_s)
                     self._head = None  # and the next unpredictable job is the head
-                else:
-                    head_seen = True
-                    self.head_reservations_s[job.id] = self._head[1]
+                    continue
+                self.head_reservations_s[job.id] = self._head[1]  # type: ignore[index]
             elif job.res <= profile.free[0] and profile.fits_now(job.res, duration_s):
                 profile.reserve(now, now + duration_s, job.res)
                 self._start(job, now, decisions, duration_s)
-            elif not head_seen:
-                head_seen = True
+                continue
+            else:
                 shadow_s = profile.earliest(job.res, duration_s)
                 profile.reserve(shadow_s, shadow_s + duration_s, job.res)
                 self.head_reservations_s[job.id] = shadow_s
                 if self.protect_head:
                     self._head = (job.id, shadow_s)
-            if head_seen and profile.free[0] == 0:
+            rest_from = index + 1
+            break
+        rest = candidates[rest_from:]
+        if self.step2_order == "sjbf":
+            rest.sort(key=lambda e: (requested[e[3].id], e[1], e[2]))
+        for entry in rest:
+            free_now = profile.free[0]
+            if free_now == 0:
                 break  # nothing more starts now, and the head has its reservation
+            job = entry[3]
+            duration_s = requested[job.id]
+            if job.res <= free_now and profile.fits_now(job.res, duration_s):
+                profile.reserve(now, now + duration_s, job.res)
+                self._start(job, now, decisions, duration_s)

@@ -27,9 +27,10 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
     """Re-plans the queue (in `queue_order`) on an availability profile at every event."""
 
     def __init__(self, *, queue_order: str = "saf", runtime: str = "predicted", oracle: str = "",
-                 seed: int = 0, degree: int = 2, l2: float = 1e-6, learning_rate: float = 1.0) -> None:
+                 seed: int = 0, degree: int = 2, l2: float = 1e-6, learning_rate: float = 1.0,
+                 predictor: str = "online-nag") -> None:
         super().__init__(queue_order=queue_order)
-        self._init_runtimes(runtime, oracle, seed, degree, l2, learning_rate)
+        self._init_runtimes(runtime, oracle, seed, degree, l2, learning_rate, predictor)
         #: each job's planned start at the latest decision that planned it (online-SJF/SVF plan only
         #: until no core is free now: later jobs keep their previous entry)
         self.planned_start_s: dict[str, float] = {}
@@ -94,9 +95,9 @@ class _OrderedPlan(PlanBased):
     order: str = "saf"
 
     def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2,
-                 l2: float = 1e-6, learning_rate: float = 1.0) -> None:
+                 l2: float = 1e-6, learning_rate: float = 1.0, predictor: str = "online-nag") -> None:
         super().__init__(queue_order=self.order, runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
-                         learning_rate=learning_rate)
+                         learning_rate=learning_rate, predictor=predictor)
 
 
 @register("online-sjf")
@@ -119,9 +120,9 @@ class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
     backfill: str = "queue"
 
     def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2,
-                 l2: float = 1e-6, learning_rate: float = 1.0) -> None:
+                 l2: float = 1e-6, learning_rate: float = 1.0, predictor: str = "online-nag") -> None:
         super().__init__(backfill_order=self.backfill)
-        self._init_runtimes(runtime, oracle, seed, degree, l2, learning_rate)
+        self._init_runtimes(runtime, oracle, seed, degree, l2, learning_rate, predictor)
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), **self.runtime_options()}

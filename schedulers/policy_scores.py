@@ -7,6 +7,12 @@ free processors, and never starts before the job listed before it), with actual 
 score(j) = Σ AVGbsld of the trials whose first job is j / Σ AVGbsld of all trials (τ = 10 s, over
 the 32 Q jobs); a tuple's scores sum to 1.
 
+`shuffle` chooses how a trial's order of Q is drawn: `uniform` (default: the uniform random
+permutations the papers describe) or `authors`, the loop of the authors' trials simulator
+(`create_permutation`): for k = 0..n-1, swap positions k and a position drawn from the whole range
+0..n-1. That "naive" shuffle is biased: a job's chance of heading a trial depends on its place in
+submission order (`authors_first_place_odds`, exact), and its scores inherit the bias.
+
 Trials run in a numba-compiled loop (`_strict_list_bslds`; the same code runs interpreted when numba
 is missing): the machine is a short sorted list of (free time, processor count) entries, not m
 processors. Which free processors a job takes does not matter to later jobs: they start no earlier,
@@ -29,6 +35,7 @@ except ImportError:  # pragma: no cover - numba missing: the same code, interpre
         return lambda function: function
 
 TAU_S = 10.0
+SHUFFLES = ("uniform", "authors")
 
 
 @dataclass(frozen=True)
@@ -55,8 +62,47 @@ def simulate_list(p, q, r, m: int, order, free=None, not_before_s: float = 0.0) 
     return starts, free
 
 
-def tuple_scores(job_tuple: Tuple, m: int, nb_trials: int, seed: int, chunk: int = 4096) -> np.ndarray:
+def authors_permutations(rng: np.random.Generator, size: int, n: int) -> np.ndarray:
+    """`size` orders of n jobs by the authors' loop: from the identity, for k in 0..n-1 swap
+    positions k and j, j uniform in 0..n-1 (not k..n-1, as Fisher-Yates would)."""
+    perms = np.tile(np.arange(n, dtype=np.int64), (size, 1))
+    rows = np.arange(size)
+    for k in range(n):
+        j = rng.integers(0, n, size)
+        held = perms[:, k].copy()
+        perms[:, k] = perms[rows, j]
+        perms[rows, j] = held
+    return perms
+
+
+def authors_first_place_odds(n: int) -> list:
+    """Exact probability (Fractions) that the job at index i of Q comes first under the authors'
+    shuffle, for each i. Followed position by position: at step k the job at k moves to a uniform
+    position, a job elsewhere moves to k with probability 1/n."""
+    from fractions import Fraction
+
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    share = Fraction(1, n)
+    odds = []
+    for start in range(n):
+        where = [Fraction(0)] * n
+        where[start] = Fraction(1)
+        for k in range(n):
+            at_k = where[k]
+            moved = [p * share for p in where]  # each job elsewhere lands on k with 1/n
+            where = [p - m for p, m in zip(where, moved, strict=True)]
+            where[k] = sum(moved[q] for q in range(n) if q != k)
+            where = [p + at_k * share for p in where]
+        odds.append(where[0])
+    return odds
+
+
+def tuple_scores(job_tuple: Tuple, m: int, nb_trials: int, seed: int, chunk: int = 4096,
+                 shuffle: str = "uniform") -> np.ndarray:
     """The scores of the Q jobs of one tuple (in tuple order)."""
+    if shuffle not in SHUFFLES:
+        raise InputError(f"shuffle must be {' or '.join(SHUFFLES)}, got {shuffle!r}")
     p, q, r, k = job_tuple.p, job_tuple.q, job_tuple.r, job_tuple.nb_initial
     if q.max() > m:
         raise InputError(f"a job asks {int(q.max())} processors, the machine has {m}")
@@ -69,7 +115,8 @@ def tuple_scores(job_tuple: Tuple, m: int, nb_trials: int, seed: int, chunk: int
     done = 0
     while done < nb_trials:
         size = min(chunk, nb_trials - done)
-        perms = np.argsort(rng.random((size, n)), axis=1)
+        perms = (np.argsort(rng.random((size, n)), axis=1) if shuffle == "uniform"
+                 else authors_permutations(rng, size, n))
         avg = trial_bslds(pq, qq, rq, perms, free0, starts[-1] if starts else 0.0)
         np.add.at(first_sum, perms[:, 0], avg)
         total += float(avg.sum())
@@ -154,6 +201,42 @@ def tuples_from_trace(p: np.ndarray, q: np.ndarray, r: np.ndarray, nb_tuples: in
     return out
 
 
+def reference_tuples(reference_path, p: np.ndarray, q: np.ndarray, r: np.ndarray, nb_initial: int = 16,
+                     nb_queue: int = 32) -> list[Tuple]:
+    """The tuples behind a published score table (rows p,q,r,score, `nb_queue` per tuple, r from
+    the tuple's first job): each located in the trace's usable jobs by its queued jobs' p, q and r,
+    so our trials can run on the authors' own tuples."""
+    from pathlib import Path
+
+    from schedlab.schedulers.policy_fit import read_scores
+
+    path = Path(reference_path)
+    ref_p, ref_q, ref_r, _ = read_scores(path)
+    if len(ref_p) % nb_queue:
+        raise InputError(f"{len(ref_p)} rows: not whole tuples of {nb_queue} queued jobs", path=str(path))
+    size = nb_initial + nb_queue
+    starts_by_key: dict[tuple, list[int]] = {}
+    for start in range(len(p) - size + 1):
+        first = slice(start + nb_initial, start + nb_initial + 4)
+        key = (*p[first].tolist(), *q[first].tolist())
+        starts_by_key.setdefault(key, []).append(start)
+    out = []
+    for index in range(len(ref_p) // nb_queue):
+        rows = slice(index * nb_queue, (index + 1) * nb_queue)
+        tp, tq, tr = ref_p[rows], ref_q[rows], ref_r[rows]
+        key = (*tp[:4].tolist(), *tq[:4].tolist())
+        found = [start for start in starts_by_key.get(key, [])
+                 if np.array_equal(p[start + nb_initial:start + size], tp)
+                 and np.array_equal(q[start + nb_initial:start + size], tq)
+                 and np.allclose(r[start + nb_initial:start + size] - r[start], tr)]
+        if not found:
+            raise InputError(f"tuple {index + 1} (rows {rows.start + 1}-{rows.stop}) is not in the trace",
+                             path=str(path))
+        window = slice(found[0], found[0] + size)
+        out.append(Tuple(p[window].astype(float), q[window].astype(int), r[window] - r[window][0], nb_initial))
+    return out
+
+
 def usable_jobs(trace) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """p, q, r of the jobs with a run time > 0 and a processor count > 0 (allocated, else
     requested), in submission order, and how many were dropped."""
@@ -166,28 +249,34 @@ def usable_jobs(trace) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
 
 
 def score_trace(trace_path, nb_tuples: int, nb_trials: int, seed: int, processors: int = 0, workers: int = 1,
-                progress=None) -> tuple[list[Tuple], list[np.ndarray], dict]:
+                progress=None, shuffle: str = "uniform",
+                tuples_of=None) -> tuple[list[Tuple], list[np.ndarray], dict]:
     """Tuples of an SWF trace and their scores, and the metadata of the run (m is `processors`,
-    else the MaxProcs header, else MaxNodes). Input problems are raised before any trial."""
+    else the MaxProcs header, else MaxNodes). `tuples_of`: a published score table whose tuples
+    are scored instead of `nb_tuples` drawn ones. Input problems are raised before any trial."""
     from schedlab.paths import sha256_file
     from schedlab.workloads.swf import read_swf
 
     for name, value in (("tuples", nb_tuples), ("trials", nb_trials), ("workers", workers)):
         if value < 1:
             raise InputError(f"--{name} must be >= 1, got {value}")
+    if shuffle not in SHUFFLES:
+        raise InputError(f"--shuffle must be {' or '.join(SHUFFLES)}, got {shuffle!r}")
     trace = read_swf(trace_path)
     m = processors or trace.header.max_procs
     if not m:
         raise InputError("no MaxProcs or MaxNodes header: give --processors", path=str(trace_path))
     p, q, r, dropped = usable_jobs(trace)
-    tuples = tuples_from_trace(p, q, r, nb_tuples, seed)
+    tuples = (tuples_from_trace(p, q, r, nb_tuples, seed) if tuples_of is None
+              else reference_tuples(tuples_of, p, q, r)[:nb_tuples])
     too_big = [t for t in tuples if t.q.max() > m]
     if too_big:
         raise InputError(f"a job asks {int(too_big[0].q.max())} processors, more than the machine's {m}",
                          path=str(trace_path))
-    scores = generate(tuples, m, nb_trials, seed, workers=workers, progress=progress)
+    scores = generate(tuples, m, nb_trials, seed, workers=workers, progress=progress, shuffle=shuffle)
     return tuples, scores, {"trace": str(trace_path), "trace_sha256": sha256_file(trace_path), "processors": int(m),
-                            "seed": seed, "trials": nb_trials, "jobs_dropped": dropped}
+                            "seed": seed, "trials": nb_trials, "shuffle": shuffle, "jobs_dropped": dropped,
+                            "tuples_of": None if tuples_of is None else str(tuples_of)}
 
 
 def _number(value: float) -> str:
@@ -219,16 +308,16 @@ def write_scores(path, tuples: list[Tuple], scores: list[np.ndarray], metadata: 
     return metadata
 
 
-def _work(args: tuple[Tuple, int, int, int]) -> np.ndarray:
-    job_tuple, m, nb_trials, seed = args
-    return tuple_scores(job_tuple, m, nb_trials, seed)
+def _work(args: tuple[Tuple, int, int, int, str]) -> np.ndarray:
+    job_tuple, m, nb_trials, seed, shuffle = args
+    return tuple_scores(job_tuple, m, nb_trials, seed, shuffle=shuffle)
 
 
 def generate(tuples: list[Tuple], m: int, nb_trials: int, seed: int, workers: int = 1,
-             progress=None) -> list[np.ndarray]:
+             progress=None, shuffle: str = "uniform") -> list[np.ndarray]:
     """Scores of every tuple; tuple i uses seed (seed, i), so the result does not depend on workers."""
     seeds = np.random.SeedSequence(seed).spawn(len(tuples))
-    jobs = [(t, m, nb_trials, int(s.generate_state(1)[0])) for t, s in zip(tuples, seeds, strict=True)]
+    jobs = [(t, m, nb_trials, int(s.generate_state(1)[0]), shuffle) for t, s in zip(tuples, seeds, strict=True)]
     if workers <= 1:
         results = []
         for job in jobs:

@@ -4,7 +4,7 @@
   the walltime when a workload has none);
 - `predicted`: the online regression of predictors/online.py, learning from each job that ends (the
   only moment its run time is known), features from a CompletionHistory and the jobs running at the
-  submission; clipped to [1 s, requested time];
+  submission; |prediction| clipped to [1 s, requested time], as predictsim;
 - `exact`: the real run time (clairvoyant);
 - `perturbed:A`: p^ = p * A or p / A with probability 1/2 each (a seeded coin per job id), so every
   job's accuracy min/max is exactly A; not clipped (a clip would change the accuracy).
@@ -32,6 +32,17 @@ from schedlab.predictors.features import user_and_limit
 from schedlab.schedulers.queue import Running
 
 RUNTIME_CHOICES = "predicted | exact | perturbed:A | requested"
+PREDICTOR_CHOICES = "online-nag | user-last | user-last2 | model:PATH"
+
+
+def parse_predictor(text: str) -> tuple[str, str]:
+    """`predictor=` -> (kind, model path for `model:PATH`, else '')."""
+    kind, _, path = text.partition(":")
+    if kind in ("online-nag", "user-last", "user-last2") and not path:
+        return kind, ""
+    if kind == "model" and path:
+        return kind, path
+    raise ValueError(f"predictor must be {PREDICTOR_CHOICES}, got {text!r}")
 
 
 def parse_runtime(text: str) -> tuple[str, float]:
@@ -78,12 +89,23 @@ class RuntimeEstimates:
     """Mixin for QueueScheduler subclasses: `estimate_s(job)` from the `runtime` option."""
 
     option_choices = {"runtime": RUNTIME_CHOICES,
-                      "oracle": "WORKLOAD.json whose run times exact and perturbed:A use (campaigns: @workload)"}
+                      "oracle": "WORKLOAD.json whose run times exact and perturbed:A use (campaigns: @workload)",
+                      "predictor": "what runtime=predicted predicts with: online-nag (default: the study's online "
+                                   "regression), user-last (the user's last run time), user-last2 (mean of the last "
+                                   "two), model:PATH (a model saved by `schedlab predictor train`); each clipped to "
+                                   "[1 s, request], the request until it knows the user"}
 
     def _init_runtimes(self, runtime: str, oracle: str, seed: int, degree: int = 2, l2: float = 1e-6,
-                       learning_rate: float = 1.0) -> None:
+                       learning_rate: float = 1.0, predictor: str = "online-nag") -> None:
         self.runtime = runtime
         self._runtime_kind, self._accuracy = parse_runtime(runtime)
+        self.predictor = predictor
+        self._predictor_kind, model_path = parse_predictor(predictor)
+        self._runtime_model: Any = None  # predictor=model:PATH, loaded now: a bad file fails before any output
+        if model_path:
+            from schedlab.predictors.runtime import load
+
+            self._runtime_model = load(model_path)[0]
         if self._runtime_kind in ("exact", "perturbed") and not oracle:
             raise ValueError(f"runtime={runtime} needs oracle=WORKLOAD (the workload whose run times it is given)")
         self.oracle = oracle
@@ -106,8 +128,8 @@ class RuntimeEstimates:
 
     def runtime_options(self) -> dict[str, Any]:
         regression = self.regression
-        return {"runtime": self.runtime, "oracle": self.oracle, "seed": self.seed, "degree": regression.degree,
-                "l2": regression.l2, "learning_rate": regression.learning_rate}
+        return {"runtime": self.runtime, "oracle": self.oracle, "seed": self.seed, "predictor": self.predictor,
+                "degree": regression.degree, "l2": regression.l2, "learning_rate": regression.learning_rate}
 
     def on_simulation_begins(self, platform: Any, now: float) -> None:
         super().on_simulation_begins(platform, now)  # type: ignore[misc]
@@ -127,7 +149,7 @@ class RuntimeEstimates:
         return limit if math.isfinite(limit) and limit > 0 else math.inf
 
     def _predict_online(self, job: Job, now: float) -> float:
-        from schedlab.predictors.online import planned_prediction_s, predictor_row
+        from schedlab.predictors.online import history_prediction_s, planned_prediction_s, predictor_row
 
         user, requested = str(user_and_limit(job)[0]), self.requested_of_s[job.id]
         starts = self._user_running.get(user)
@@ -138,7 +160,13 @@ class RuntimeEstimates:
         row = predictor_row(history_row, feature_s, len(self._running), st_s)  # type: ignore[attr-defined]
         self._history_rows[job.id] = (history_row, feature_s)
         self._predictor_rows[job.id] = row
-        return planned_prediction_s(self.regression, row, requested)
+        kind = self._predictor_kind
+        if kind == "online-nag":
+            return planned_prediction_s(self.regression, row, requested)
+        if kind == "model":
+            predicted = float(self._runtime_model.predict_jobs([job])[0])
+            return min(max(predicted, 1.0), requested) if math.isfinite(predicted) else requested
+        return history_prediction_s(kind, history_row, requested)
 
     def runtime_estimate_s(self, job: Job, now: float) -> float:
         kind = self._runtime_kind
@@ -199,6 +227,8 @@ class RuntimeEstimates:
         submitted = self._history_rows.pop(job.id)
         if runtime_s > 0:
             self.regression.partial_fit(np.array([row]), np.array([runtime_s]))
+        if self._runtime_model is not None and self._runtime_model.model == "user-last2":
+            self._runtime_model.learn_request(user_and_limit(job)[0], runtime_s)
         self.learned(job, runtime_s, now, *submitted)
 
     def learned(self, job: Job, runtime_s: float, now: float, history_row: list[float], requested_s: float) -> None:

@@ -132,7 +132,10 @@ def user_scenarios(draw):
 CONFIGS = [("fcfs", {}), ("easy", {}), ("easy-sjbf", {}), ("easy", {"reservation": "machines"}),
            ("diws", {"learner": "user-last2"}), ("diws", {"learner": "user-last2", "overrun": "tsafrir"}),
            ("easy-pp", {"predictor": "user-last2", "correction": "power", "backfill": "sjbf"}),
-           ("easy-pp", {"predictor": "adaboost", "refit_s": "15"})]
+           ("easy-pp", {"predictor": "adaboost", "refit_s": "15"}),
+           ("hybrid", {"predictor": "user-last2", "step2_order": "sjbf", "retrain": "20", "reliability": "dt",
+                       "threshold": "0.2"}),
+           ("fcfs-bf1", {"predictor": "user-last"})]
 
 
 @pytest.mark.parametrize(("name", "options"), CONFIGS, ids=[f"{n}-{o}" for n, o in CONFIGS])

@@ -261,6 +261,8 @@ HYBRID_OPTIONS = [{"retrain": "60", "reliability": "dt", "threshold": "0.1"},
                   {"retrain": "45", "alpha_rule": "paper", "alpha0": "0.9", "reliability": "dt", "threshold": "0.3"},
                   {"retrain": "100", "alpha_rule": "fixed", "alpha0": "0.3", "threshold": "0.0", "reliability": "dt"},
                   {"retrain": "30", "reliability": "dt", "threshold": "0.0", "protect_head": "false"},
+                  {"retrain": "60", "reliability": "dt", "threshold": "0.1", "step2_order": "sjbf",
+                   "predictor": "user-last2"},
                   {"retrain": "150"}]
 
 
@@ -440,3 +442,106 @@ def test_an_unknown_request_is_not_replaced_by_the_walltime():
     assert RuntimeEstimates.requested_s(native.jobs[0]) == 60.0
     starts = starts_of(workload, "hybrid", {"runtime": "requested"}, 2)
     assert starts == {"0": 0.0, "1": 0.0, "2": 100.0}
+
+
+def test_a_negative_regression_output_is_read_by_its_magnitude():
+    """predictsim's rule: |f(z)| clipped to [1 s, request]; a clip of negatives to 1 s made the
+    job look instantaneous (accuracy near 0)."""
+    from types import SimpleNamespace
+
+    from schedlab.predictors.online import planned_prediction_s
+
+    def model(output_s):
+        return SimpleNamespace(n_updates_=3, predict=lambda rows: np.array([output_s]))
+
+    assert planned_prediction_s(model(-500.0), [0.0], 3600.0) == 500.0
+    assert planned_prediction_s(model(-0.2), [0.0], 3600.0) == 1.0
+    assert planned_prediction_s(model(-9000.0), [0.0], 3600.0) == 3600.0
+    assert planned_prediction_s(model(700.0), [0.0], 3600.0) == 700.0
+    assert planned_prediction_s(SimpleNamespace(n_updates_=0), [0.0], 3600.0) == 3600.0
+
+
+def test_step2_order_sjbf_backfills_the_shorter_candidate():
+    """4 cores, every job unpredictable (no model yet). A (3 cores, 100 s) runs; the head B (4 cores)
+    reserves 100 s; at 2 s C (1 core, requested 90 s) and D (1 core, 10 s) can each backfill, not
+    both. FCFS takes C (D then cannot finish by 100 s: after B, at 150 s); SJBF takes D first."""
+    specs = [("A", 0, 3, 100, 100), ("B", 1, 4, 50, 50), ("C", 2, 1, 90, 90), ("D", 2, 1, 10, 10)]
+    workload = make_workload([(*spec, {"user": "u"}) for spec in specs])
+    options = {"runtime": "requested"}
+    assert starts_of(workload, "hybrid", options, 4) == {"A": 0.0, "B": 100.0, "C": 2.0, "D": 150.0}
+    assert starts_of(workload, "hybrid", {**options, "step2_order": "sjbf"}, 4) == {"A": 0.0, "B": 100.0,
+                                                                                     "D": 2.0, "C": 150.0}
+    with pytest.raises(InputError):
+        create_scheduler("hybrid", {"step2_order": "svf"})
+
+
+def test_history_baselines_of_the_predictor_option():
+    """user-last: the user's last run time; user-last2: the mean of the last two; the request until
+    the user has that many completions; clipped to [1 s, request]."""
+    from schedlab.predictors.online import history_prediction_s
+
+    history = CompletionHistory()
+    row = history.row("u", 0.0, 500.0, 1.0, 0.0)
+    assert history_prediction_s("user-last", row, 500.0) == 500.0
+    history.record(user="u", runtime_s=100.0, cores=1.0, end_s=10.0)
+    row = history.row("u", 20.0, 500.0, 1.0, 20.0)
+    assert history_prediction_s("user-last", row, 500.0) == 100.0
+    assert history_prediction_s("user-last2", row, 500.0) == 500.0  # one completion only
+    history.record(user="u", runtime_s=0.2, cores=1.0, end_s=30.0)
+    row = history.row("u", 40.0, 500.0, 1.0, 40.0)
+    assert history_prediction_s("user-last", row, 500.0) == 1.0
+    assert history_prediction_s("user-last2", row, 500.0) == pytest.approx(50.1)
+    assert history_prediction_s("user-last2", row, 30.0) == 30.0
+
+
+def test_the_hybrid_and_its_baselines_take_any_runtime_predictor(tmp_path):
+    from schedlab.predictors.features import get_feature_set, job_table
+    from schedlab.predictors.runtime import RuntimePredictor, save
+
+    specs = [(str(i), 10 * i, 1 + i % 3, 50 + 10 * (i % 4), 400, {"user": f"u{i % 2}", "requested_time_s": 400})
+             for i in range(40)]
+    workload = make_workload(specs)
+    table = job_table(list(workload.jobs), get_feature_set("diws").columns)
+    runtimes = [workload.profiles[job.profile].delay_s for job in workload.jobs]
+    model_path = tmp_path / "m.skops"
+    save(RuntimePredictor(features="diws", model="dt", seed=0).fit(table, runtimes), model_path, {})
+    for name in ("hybrid", "online-svf", "fcfs-bf1"):
+        for predictor in ("user-last", "user-last2", f"model:{model_path}"):
+            scheduler = create_scheduler(name, {"predictor": predictor, "retrain": "100"} if name == "hybrid"
+                                         else {"predictor": predictor})
+            engine = Engine(Platform.homogeneous(4), workload, scheduler)
+            engine.run()
+            check_invariants(engine, 4)
+            assert scheduler.options()["predictor"] == predictor
+            assert all(1.0 <= p <= 400.0 for p in scheduler.predicted_s.values())
+        last = create_scheduler(name, {"predictor": "user-last"})
+        Engine(Platform.homogeneous(4), workload, last).run()
+        assert last.predicted_s["w0!0"] == 400.0  # the request before the user's first completion
+    for bad in ("model:", "nag", f"model:{tmp_path / 'missing.skops'}"):
+        with pytest.raises(InputError):
+            create_scheduler("hybrid", {"predictor": bad})
+
+
+@pytest.mark.parametrize("options", [{"missing_walltime": "factor:2"}, {"missing_walltime": "runtime"},
+                                     {"walltime_from": "runtime"}])
+def test_walltimes_derived_from_run_times_leave_the_request_unknown(options):
+    """A model without user estimates (Lublin) converted with walltimes from run times: every job
+    says its request is unknown (-1), so the hybrid study's schedulers never plan with the walltime
+    as a request (it would be the run time: look-ahead)."""
+    from schedlab.workload import parse_workload
+    from schedlab.workloads.convert import ConversionOptions, convert
+    from schedlab.workloads.lublin import generate, to_trace_jobs
+
+    trace = to_trace_jobs(generate(nodes=16, nb_jobs=40, seed=2), nodes=16, seed=2, mode="typed")
+    document, summary = convert(trace, ConversionOptions(**options))
+    assert summary["nb_walltime_from_runtime"] == 40
+    workload = parse_workload(json.dumps(document))
+    assert all(job.walltime_s and job.extra["requested_time_s"] == -1 for job in workload.jobs)
+    from schedlab.schedulers.runtimes import RuntimeEstimates
+
+    assert all(RuntimeEstimates.requested_s(job) == math.inf for job in workload.jobs)
+    scheduler = create_scheduler("fcfs-bf1", {"runtime": "requested"})
+    Engine(Platform.homogeneous(16), workload, scheduler).run()
+    assert {scheduler.estimate_s(job) for job in workload.jobs} == {math.inf}
+    plain, _ = convert(trace, ConversionOptions())  # no walltime derived: no field added
+    assert all("requested_time_s" not in job for job in plain["jobs"])

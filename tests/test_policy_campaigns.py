@@ -81,6 +81,9 @@ def test_factory_runs_once_fits_and_reports_beside_the_paper(tmp_path, capsys):
     (('coefficients = "lublin256"', 'coefficients = "mustang"'),
      "f.toml:10: field 'paper[0].coefficients': expected one of"),
     (("seed = 3", "seed = 3\nwindows = 2"), "f.toml:7: field 'windows': unknown key"),
+    (("seed = 3", 'seed = 3\nshuffles = ["uniform", "fisher"]'), "f.toml:7: field 'shuffles': expected a list"),
+    (("seed = 3", 'seed = 3\ntuples_from = "reference"'),
+     "f.toml:7: field 'tuples_from': expected \"trace\" or \"reference\" (which needs reference_scores)"),
 ])
 def test_factory_errors_name_the_file_line_and_key(tmp_path, capsys, change, fragment):
     write_trace(tmp_path / "t.swf")
@@ -300,8 +303,18 @@ def test_the_study_files_validate_and_the_ci_factory_reports(tmp_path):
     assert max(lin["vif"].values()) < 2  # Lin's features are nearly orthogonal, as in the study (1.3)
     reference = {f["function"]: f for f in result["reference_fits"]}
     assert reference["lin"]["coefficients"][2] == pytest.approx(2.607264e-05, rel=1e-3)  # the published q term
+    # the authors' first 20 tuples, both trial orders: only their biased loop gives their scores back
+    arms = {arm["shuffle"]: arm for arm in result["arms"]}
+    assert [arm["shuffle"] for arm in result["arms"]] == ["authors", "uniform"]
+    assert arms["authors"]["agreement"]["correlation"] > 0.7 > 0.3 > arms["uniform"]["agreement"]["correlation"]
+    assert arms["authors"]["spread"]["std"] > 1.3 * arms["uniform"]["spread"]["std"]
+    r_index = arms["authors"]["fits"][0]["terms"].index("r")
+    assert arms["authors"]["fits"][0]["coefficients"][r_index] < 2 * arms["uniform"]["fits"][0]["coefficients"][r_index]
+    assert (out / "fitted-authors.toml").read_bytes() == (out / "fitted.toml").read_bytes()
     assert main(["report", str(out), "-o", str(out / "report")]) == 0
-    assert "sign of the q coefficient" in (out / "report" / "report.md").read_text()
+    report = (out / "report" / "report.md").read_text()
+    assert "sign of the q coefficient" in report and "| ours (authors' shuffle) | ours (uniform) |" in report
+    assert "What the published coefficients encode" in report and "1.34 times the fair odds" in report
     clairvoyant = load_campaign(study / "clairvoyant.toml")
     orders = clairvoyant.schedulers[0].grid["queue_order"]
     assert len(orders) == 14 and len(clairvoyant.seeds) == 50 and len(clairvoyant.claims) == 4

@@ -93,3 +93,72 @@ def test_scores_cli_same_seed_same_bytes_and_one_line_errors(tmp_path, capsys):
     assert main(["policy", "scores", str(tmp_path / "t.swf"), "--processors", "2", "-o", str(tmp_path / "x.csv")]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 2 and "--tuples must be >= 1" in errors[0] and "more than the machine's 2" in errors[1]
+
+
+def test_the_authors_shuffle_and_its_exact_first_place_bias():
+    """The authors' loop (swap k with any position) is not uniform: the exact odds of heading a trial
+    by index in Q, checked against all n^n draws for small n, and the published pattern for n = 32
+    (x32: 1.00 for index 0, 1.34 for index 1, falling to 0.75 for index 31)."""
+    import itertools
+    from fractions import Fraction
+
+    from schedlab.schedulers.policy_scores import authors_first_place_odds, authors_permutations
+
+    for n in (1, 2, 3, 4):
+        counts = [0] * n
+        for draws in itertools.product(range(n), repeat=n):
+            order = list(range(n))
+            for k, j in enumerate(draws):
+                order[k], order[j] = order[j], order[k]
+            counts[order[0]] += 1
+        assert authors_first_place_odds(n) == [Fraction(c, n ** n) for c in counts]
+    odds = [float(x) * 32 for x in authors_first_place_odds(32)]
+    assert abs(sum(odds) - 32) < 1e-12
+    assert odds[0] == 1.0 and round(odds[1], 2) == 1.34 and round(odds[31], 2) == 0.75
+    assert all(a > b for a, b in itertools.pairwise(odds[1:]))  # falls with the index after the first
+    # the vectorised loop draws from that law; uniform permutations do not
+    rng = np.random.default_rng(11)
+    first = authors_permutations(rng, 200_000, 32)[:, 0]
+    assert all(np.array_equal(np.sort(row), np.arange(32)) for row in authors_permutations(rng, 50, 32))
+    frequency = np.bincount(first, minlength=32) / len(first) * 32
+    assert np.max(np.abs(frequency - odds)) < 0.06  # 5 sigma of a share near 1/32 over 200k draws
+    assert frequency[1] > 1.25 and frequency[31] < 0.85
+
+
+def test_the_shuffle_is_an_option_of_the_scores_and_recorded(tmp_path):
+    lines = ["; MaxProcs: 8"] + [f"{i + 1} {30 * i} 0 {10 + 37 * i % 300} {1 + i % 5} -1 -1 {1 + i % 5} 600 "
+                                 "-1 1 1 1 -1 1 -1 -1 -1" for i in range(60)]
+    (tmp_path / "t.swf").write_text("\n".join(lines) + "\n")
+    tables = {}
+    for shuffle in ("uniform", "authors"):
+        out = tmp_path / f"{shuffle}.csv"
+        assert main(["policy", "scores", str(tmp_path / "t.swf"), "--tuples", "2", "--trials", "400", "--seed", "7",
+                     "--shuffle", shuffle, "-o", str(out)]) == 0
+        assert json.loads((tmp_path / f"{shuffle}.csv.json").read_text())["shuffle"] == shuffle
+        tables[shuffle] = out.read_bytes()
+    assert tables["uniform"] != tables["authors"]
+
+
+def test_a_published_tables_tuples_are_found_in_the_trace(tmp_path):
+    """reference_tuples locates each tuple of a score table (p, q, r of its queued jobs) in the
+    trace: the tuples a scores run drew come back, S jobs included; a foreign table is refused."""
+    import pytest
+
+    from schedlab.errors import InputError
+    from schedlab.schedulers.policy_scores import reference_tuples, tuples_from_trace, usable_jobs
+    from schedlab.workloads.swf import read_swf
+
+    lines = ["; MaxProcs: 8"] + [f"{i + 1} {30 * i + i * i % 7} 0 {10 + 37 * i % 300} {1 + i % 5} -1 -1 {1 + i % 5} "
+                                 "600 -1 1 1 1 -1 1 -1 -1 -1" for i in range(90)]
+    (tmp_path / "t.swf").write_text("\n".join(lines) + "\n")
+    assert main(["policy", "scores", str(tmp_path / "t.swf"), "--tuples", "5", "--trials", "50", "--seed", "2",
+                 "-o", str(tmp_path / "s.csv")]) == 0
+    p, q, r, _ = usable_jobs(read_swf(tmp_path / "t.swf"))
+    drawn = tuples_from_trace(p, q, r, 5, 2)
+    found = reference_tuples(tmp_path / "s.csv", p, q, r)
+    assert len(found) == 5
+    for a, b in zip(drawn, found, strict=True):
+        assert np.array_equal(a.p, b.p) and np.array_equal(a.q, b.q) and np.array_equal(a.r, b.r)
+    (tmp_path / "x.csv").write_text("p,q,r,score\n" + "".join(f"{7 + i},1,{i},0.03\n" for i in range(32)))
+    with pytest.raises(InputError, match=r"tuple 1 .* is not in the trace"):
+        reference_tuples(tmp_path / "x.csv", p, q, r)

@@ -251,6 +251,13 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
     }
     if sum(dropped.values()) + nb_kept != n:
         raise RuntimeError("internal error: a job was neither kept nor counted as dropped")
+    extras = list(trace.extras.items())
+    derived = options.walltime_from == "runtime" or (options.walltime_from == "requested" and
+                                                       policy in ("runtime", "factor"))
+    if derived and "requested_time_s" not in trace.extras:
+        # the walltime tells the run time: the job says its request is unknown (-1), so no
+        # scheduler or predictor reading `requested_time_s` falls back to that walltime
+        extras.append(("requested_time_s", requested))
     # Columns become Python lists once (C speed); per-job work only zips them.
     converted = ConvertedWorkload(
         head={"description": description or f"converted from {trace.source} by schedlab", "nb_res": nb_res},
@@ -258,7 +265,7 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         subtimes=_as_list(submit[kept] - shift),
         walltimes=_as_list(np.where(no_walltime[kept], -1.0, walltime[kept])),
         res=res[kept].tolist(), delays=_as_list(run[kept]),
-        extras=[(key, column[kept]) for key, column in trace.extras.items()],
+        extras=[(key, column[kept]) for key, column in extras],
         summary=summary)
     return converted, summary
 
