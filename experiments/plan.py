@@ -180,7 +180,10 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
                            .write(str(path)))
         return [with_history(instance, _selection_start(spec.convert, read()))] if spec.history else [instance]
     # windows: the list of non-empty windows is remembered too, so a later plan reads no trace
-    manifest_key = {**recipe, "windows": spec.windows, "history": spec.history}
+    # windows counted back from the last submission end with it: (start, start + days]
+    closed = "right" if spec.convert.get("last_hours") is not None else "left"
+    manifest_key = {**recipe, "windows": spec.windows, "history": spec.history,
+                    **({"window_closed": closed} if closed == "right" else {})}
     manifest = directory / f"{canonical_hash(manifest_key)[:20]}.windows.json"
     if manifest.is_file():
         return [Input(**entry) for entry in json.loads(manifest.read_text())]
@@ -194,9 +197,11 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
     inputs = []
     for window in range(count):
         start = origin + window * days_s
-        convert = {**{k: v for k, v in spec.convert.items() if k != "last_hours"}, "start": repr(start)}
+        convert = {**{k: v for k, v in spec.convert.items() if k != "last_hours"}, "start": repr(start),
+                   **({"window_closed": closed} if closed == "right" else {})}
         try:
-            instance = _cached(directory, {**recipe, "window": window},
+            instance = _cached(directory, {**recipe, "window": window, **({"window_closed": closed}
+                                                                         if closed == "right" else {})},
                                lambda path, c=convert: convert_columns(read(), options_for(c))[0].write(str(path)))
             inputs.append(with_history(instance, start))
         except InputError as exc:

@@ -112,3 +112,44 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
         card["timing"]["predict_s_per_job"] = (time.perf_counter() - began) / len(test_idx)
         card["metrics"] = prediction_report(runtimes[test_idx], predicted, test["time_limit"].to_numpy(dtype=float))
     return predictor, card
+
+
+def history_overlap(history, workload) -> str | None:
+    """Why training on `history` would look ahead into the simulated `workload`, or None. Two
+    workloads converted from the same trace compare in trace time (submit time + the converter's
+    shift): a history job that is a simulated job, or that ends (submit + wait + run; submit + run
+    when the wait is unknown) after the first simulated submission, is refused. Otherwise a job
+    with the same id, submit time, size, walltime and run time is the same job."""
+    def conversion(w) -> dict[str, Any]:
+        value = w.extra.get("conversion")
+        return value if isinstance(value, dict) else {}
+
+    ours, theirs = conversion(workload), conversion(history)
+    if ours.get("source") and theirs.get("source") and Path(str(ours["source"])).name == \
+            Path(str(theirs["source"])).name:
+        shift_w, shift_h = float(ours.get("submit_shift_s", 0.0)), float(theirs.get("submit_shift_s", 0.0))
+        ids = {job.extra.get("swf_job", job.id.rpartition("!")[2]) for job in workload.jobs}
+        same = [job for job in history.jobs if job.extra.get("swf_job", job.id.rpartition("!")[2]) in ids]
+        if same and ours.get("ids") == theirs.get("ids") == "trace job numbers":
+            return (f"{len(same)} of its jobs are simulated jobs too (trace job {same[0].id.rpartition('!')[2]}, "
+                    "...)")
+        if not workload.jobs:
+            return None
+        first_s = min(job.submit_time_s for job in workload.jobs) + shift_w
+        for job in history.jobs:
+            delay = history.profiles[job.profile].delay_s
+            wait = job.extra.get("wait_s", 0.0)
+            end_s = job.submit_time_s + shift_h + (0.0 if delay is None else delay) + float(wait or 0.0)
+            if end_s > first_s:
+                return (f"job {job.id.rpartition('!')[2]} ends at trace time {end_s:g} s, after the first simulated "
+                        f"submission ({first_s:g} s)")
+        return None
+
+    def signature(w, job) -> tuple[Any, ...]:
+        return (job.id.rpartition("!")[2], job.submit_time_s, job.res, job.walltime_s, w.profiles[job.profile].delay_s)
+
+    simulated = {signature(workload, job) for job in workload.jobs}
+    same = [job for job in history.jobs if signature(history, job) in simulated]
+    if same:
+        return f"{len(same)} of its jobs are simulated jobs too (job {same[0].id.rpartition('!')[2]}, ...)"
+    return None

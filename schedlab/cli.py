@@ -84,6 +84,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     options = _option_pairs(args)
     if args.external and options:
         raise InputError("-O/--option configures our schedulers; pass options to the --external command itself")
+    if args.allow_overlap:
+        if "allow_overlap" in options:
+            raise InputError("give --allow-overlap or -O allow_overlap=..., not both")
+        options["allow_overlap"] = "true"
     platform_path = resolve_platform(args.platform)
     platform = load_platform(platform_path)
     if args.timing == "batsim":
@@ -98,6 +102,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         from schedlab.schedulers.base import create_scheduler
 
         scheduler: Any = create_scheduler(args.scheduler, options)
+        scheduler.check_inputs(workload)
     Engine.check_workload(workload)
     out = check_output_dir(args.out)
     if args.record:
@@ -260,6 +265,9 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--timing", choices=("ideal", "batsim"), default="ideal",
                    help="message timing: ideal (zero latency, the default) or batsim (Batsim 4.2.1's "
                         "latencies on this platform: jobs.csv as real batsim + `schedlab serve` writes it)")
+    p.add_argument("--allow-overlap", action="store_true",
+                   help="let -O history=FILE hold simulated jobs or jobs ending after the first simulated "
+                        "submission (refused otherwise: training on them looks ahead); for an oracle arm")
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(func=cmd_simulate)
 

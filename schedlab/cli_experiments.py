@@ -11,7 +11,7 @@ from typing import Any
 
 from schedlab.cli import EXIT_FAILURE
 from schedlab.errors import InputError
-from schedlab.paths import atomic_write, check_output_dir
+from schedlab.paths import atomic_write, check_output_dir, check_output_file
 
 #: What `experiment check` compares, per run: the deterministic part of summary.json.
 CHECKED_FIELDS = ("complete", "metrics")
@@ -225,9 +225,43 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not results.is_file() and not (Path(args.results) / "factory.json").is_file():
         raise InputError("no results.parquet here (run `schedlab experiment run` first)", path=args.results)
     out = check_output_dir(args.output)
+    if args.results_file:
+        check_output_file(args.results_file)
     paths = make_report(Path(args.results), out, gantt_run=args.gantt)
     print(f"report -> {paths['markdown']}, {paths['html']} ({len(paths['plots'])} plots)")
+    if args.results_file:
+        command = ["report", args.results, "-o", args.output, *(["--gantt", args.gantt] if args.gantt else []),
+                   "--results-file", args.results_file]
+        write_results_file(Path(args.results_file), Path(paths["markdown"]), command)
+        print(f"results -> {args.results_file}")
     return 0
+
+
+def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
+    """A study's table of record (RESULTS.md): the report's Markdown headed by what made it (the
+    command, the code's commit, dirty or not, the version), so no figure in it is typed by hand."""
+    import shlex
+    import subprocess
+    import time
+
+    from schedlab import __version__
+
+    source = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+        commit += " with uncommitted changes" if dirty else ""
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown (not a git checkout)"
+    header = (f"<!-- written by `schedlab report --results-file`: regenerate it, do not edit it -->\n"
+              f"Made by `schedlab {shlex.join(command)}` on {time.strftime('%Y-%m-%d')}, schedlab "
+              f"{__version__}, commit {commit}. Figures, plots and the run's inputs are in the results "
+              "directory named there.\n\n")
+    text = markdown.read_text(encoding="utf-8")
+    with atomic_write(path) as handle:
+        handle.write(header + text)
 
 
 def add_parsers(sub: Any) -> None:
@@ -254,4 +288,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("results", help="a campaign's results directory (holding results.parquet)")
     p.add_argument("--output", "-o", required=True, help="report directory")
     p.add_argument("--gantt", metavar="RUN_ID", help="run to draw as a Gantt chart (default: the first)")
+    p.add_argument("--results-file", metavar="FILE",
+                   help="also write the Markdown to FILE (a study's RESULTS.md) headed by the command, commit "
+                        "and version that made it")
     p.set_defaults(func=cmd_report)

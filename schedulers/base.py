@@ -34,6 +34,10 @@ class Scheduler:
         """Heavy set-up before the simulation (loading or training a model): hosts call it before
         SIMULATION_BEGINS, outside the scheduling time they measure. Idempotent."""
 
+    def check_inputs(self, workload: Any) -> None:
+        """Extension point: check the files the options name against the workload to simulate
+        (InputError: one line naming the option and file), before any output is touched."""
+
     # ---- hooks (record only)
     def on_simulation_begins(self, platform: Platform, now: float) -> None:
         self.platform = platform

@@ -33,14 +33,15 @@ class DIWS(PredictedEasy):
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
                  learner: Literal["dt", "rf", "gb", "gb-xgb", "nn", "user-last2", "walltime"] = "dt",
                  seed: int = 0, margin_min: float = 0.0,
-                 overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime") -> None:
+                 overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
+                 allow_overlap: bool = False) -> None:
         if overrun not in ("walltime", "simple", "power", "tsafrir"):
             raise ValueError(f"overrun must be walltime, simple, power or tsafrir, got {overrun!r}")
         # overrun=walltime: replanned to the walltime end once past the prediction (no correction)
         super().__init__(queue_order="spt", margin_min=margin_min,
                          correction="none" if overrun == "walltime" else overrun)
         self.model, self.history, self.features, self.learner, self.seed = model, history, features, learner, seed
-        self.overrun = overrun
+        self.overrun, self.allow_overlap = overrun, allow_overlap
         self.online = learner == "user-last2"
         if model and history:
             raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on), not both")
@@ -51,7 +52,23 @@ class DIWS(PredictedEasy):
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), "model": self.model, "history": self.history, "features": self.features,
-                "learner": self.learner, "seed": self.seed, "overrun": self.overrun}
+                "learner": self.learner, "seed": self.seed, "overrun": self.overrun,
+                "allow_overlap": self.allow_overlap}
+
+    def check_inputs(self, workload: Any) -> None:
+        """A history that holds simulated jobs, or jobs ending after the first simulated submission,
+        would train the predictor on the future: refused unless `allow_overlap` (an oracle arm)."""
+        if not self.history or self.allow_overlap:
+            return
+        from schedlab.errors import InputError
+        from schedlab.predictors.training import history_overlap
+        from schedlab.workload import load_workload
+
+        reason = history_overlap(load_workload(self.history), workload)
+        if reason is not None:
+            raise InputError(f"history= overlaps the simulated workload: {reason}; training on it looks ahead "
+                             "(allow_overlap=true, or simulate --allow-overlap, for a deliberate oracle arm)",
+                             path=self.history)
 
     # ------------------------------------------------------------------ the predictor
     def prepare(self) -> None:

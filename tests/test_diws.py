@@ -198,3 +198,39 @@ def test_diws_needs_calls_only_for_ends_that_matter(scale, overrun, scenario):
         engine.run()
         engines.append(engine)
     assert render(engines[0]) == render(engines[1]) == render(engines[2])
+
+
+def test_a_history_that_overlaps_the_simulated_workload_is_refused(tmp_path, capsys):
+    """history= holding the simulated jobs themselves, or (same trace) jobs ending after the first
+    simulated submission, is look-ahead by mistake: exit 2, one line, nothing written; allowed as a
+    deliberate oracle arm."""
+    history_and_window(tmp_path)
+    common = ["simulate", "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "window.json"), "-s", "diws"]
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main([*common, "-O", f"history={tmp_path / 'window.json'}", "-o", str(out), "-q"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "window.json" in error and "7 of its jobs are simulated jobs" in error
+    assert not out.exists()
+    assert main([*common, "-O", f"history={tmp_path / 'window.json'}", "--allow-overlap", "-o", str(out), "-q"]) == 0
+    assert main([*common, "-O", f"history={tmp_path / 'history.json'}", "-o", str(out), "-q"]) == 0
+
+
+def test_history_overlap_in_trace_time():
+    """Two conversions of one trace: a history job ending after the first simulated submission (in
+    trace time, the converters' shifts undone) overlaps; one ending before does not."""
+    from schedlab.predictors.training import history_overlap
+
+    def converted(specs, shift_s, ids="trace job numbers"):
+        workload = make_workload(specs)
+        extra = {"conversion": {"source": "/data/T.swf.gz", "submit_shift_s": shift_s, "ids": ids}}
+        return type(workload)(name=workload.name, jobs=workload.jobs, profiles=workload.profiles, extra=extra)
+
+    window = converted([("50", 0, 1, 10, 20), ("51", 5, 1, 10, 20)], 1000.0)  # trace times 1000, 1005
+    before = converted([("1", 0, 1, 400, 500), ("2", 100, 1, 899, 900)], 0.0)  # ends 400, 999
+    assert history_overlap(before, window) is None
+    late = converted([("1", 0, 1, 400, 500), ("2", 100, 1, 901, 1000)], 0.0)  # ends 1001
+    assert "job 2 ends at trace time 1001 s, after the first simulated submission (1000 s)" in \
+        history_overlap(late, window)
+    same = converted([("50", 0, 1, 10, 20)], 1000.0)
+    assert "1 of its jobs are simulated jobs too" in history_overlap(same, window)

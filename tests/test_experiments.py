@@ -247,6 +247,13 @@ def test_report_files_and_plots(tmp_path):
         assert png_is_drawn(tmp_path / "r" / name), name
     page = (tmp_path / "r" / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 4 and "<table>" in page
+    # a study's table of record: the same Markdown, headed by the command and commit that made it
+    assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r"), "--results-file",
+                 str(tmp_path / "RESULTS.md")]) == 0
+    results = (tmp_path / "RESULTS.md").read_text()
+    assert results.startswith("<!-- written by `schedlab report --results-file`")
+    assert f"`schedlab report {tmp_path / 'o'} -o {tmp_path / 'r'} --results-file" in results
+    assert ", commit " in results and results.endswith(report)
 
 
 def test_metric_vs_option_curves_appear_for_numeric_sweeps(tmp_path):

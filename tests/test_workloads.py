@@ -350,3 +350,25 @@ def test_a_users_flurry_is_dropped_and_counted(tmp_path):
     assert len(converted.ids) == 4 and summary["dropped"] == {"user 1's flurry (> 55% of the jobs)": 6}
     _, kept = convert_columns(trace, ConversionOptions(max_user_share=0.6))  # 60% is not more than 60%
     assert kept["nb_kept"] == 10
+
+
+def test_windows_counted_back_from_the_last_submission_hold_it(tmp_path):
+    """last_hours = 48 and days = 1 as two windows: (last - 48 h, last - 24 h] and (last - 24 h, last];
+    the last submission is in the last window (a left-closed window dropped it), every job of
+    (last - 48 h, last] is in exactly one window, and a job at last - 48 h is in none."""
+    import json
+    from pathlib import Path
+
+    from schedlab.experiments.campaign import WorkloadSpec
+    from schedlab.experiments.plan import workload_inputs
+
+    day = 86400
+    submits = [0, 2 * day - 1, 2 * day, 2 * day + 10, 3 * day, 3 * day + 5, 4 * day]  # last: 4 days
+    lines = ["; MaxProcs: 4"] + [f"{i + 1} {s} 0 60 1 -1 -1 1 600 -1 1 1 1 -1 1 -1 -1 -1"
+                                 for i, s in enumerate(submits)]
+    (tmp_path / "t.swf").write_text("\n".join(lines) + "\n")
+    spec = WorkloadSpec(name="t", kind="swf", source=str(tmp_path / "t.swf"), convert={"last_hours": 48, "days": 1},
+                        windows=2)
+    inputs = workload_inputs(spec, (), tmp_path / "cache")
+    kept = [sorted(job["id"] for job in json.loads(Path(i.path).read_text())["jobs"]) for i in inputs]
+    assert kept == [[4, 5], [6, 7]]  # ids: trace job numbers; job 3 (at last - 48 h) is before both

@@ -74,6 +74,9 @@ class ConversionOptions:
     #: job's `requested_time_s` (a walltime of max(requested, run time) would tell the run time of
     #: every job that outruns its request)
     walltime_from: str = "requested"
+    #: left: a window is [start, start + days); right: (start, start + days], so the last of windows
+    #: counted back from the last submission (`last_hours`) holds that submission
+    window_closed: str = "left"
 
     def validate(self) -> None:
         if self.walltime_from not in ("requested", "runtime", "none"):
@@ -99,6 +102,8 @@ class ConversionOptions:
             raise InputError(f"--platform-size must be >= 1, got {self.platform_size}")
         if self.max_user_share is not None and not 0 < self.max_user_share <= 1:
             raise InputError(f"--max-user-share must be in (0, 1], got {self.max_user_share:g}")
+        if self.window_closed not in ("left", "right"):
+            raise InputError(f"window_closed must be left or right, got {self.window_closed!r}")
         if self.start is not None and self.last_hours is not None:
             raise InputError("--start and --last-hours both set the window start: give one of them")
 
@@ -180,11 +185,13 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
     if options.last_hours is not None and start is None:
         end = float(np.nanmax(submit[alive])) if alive.any() else 0.0
         start = end - options.last_hours * 3600.0
+    right = options.window_closed == "right"
     if start is not None:
-        drop(submit < start, "outside the time window")
+        drop(submit <= start if right else submit < start, "outside the time window")
     if options.days is not None:
         origin = start if start is not None else (float(np.nanmin(submit[alive])) if alive.any() else 0.0)
-        drop(submit >= origin + options.days * 86400.0, "outside the time window")
+        end_s = origin + options.days * 86400.0
+        drop(submit > end_s if right else submit >= end_s, "outside the time window")
     if options.max_runtime_s is not None:
         drop(run > options.max_runtime_s, f"run time > {options.max_runtime_s:g} s")
     unknown_wait = np.zeros(n, dtype=bool)
