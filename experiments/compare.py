@@ -165,7 +165,7 @@ def window_changes(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
     """Per workload, platform and window: the candidate's change in the headline metrics ('missing'
     when either run is missing or failed)."""
     columns = {"mean_waiting_time_s": "mean wait", "mean_slowdown": "mean slowdown",
-               "mean_bounded_slowdown": "mean bsld", "makespan_s": "makespan"}
+               "mean_bounded_slowdown": "mean bsld", "max_waiting_time_s": "max wait", "makespan_s": "makespan"}
     merged = None
     for metric, heading in columns.items():
         if metric not in frame:
@@ -219,8 +219,9 @@ def sections(frame: pd.DataFrame, spec: dict[str, Any]) -> list[tuple[str, str, 
         for platform in platforms if spec.get("scenarios") else []:
             table = scenario_table(frame, spec, workload, platform)
             if not table.dropna(axis=1, how="all").shape[1] <= 1:
-                out.append((f"Scenarios: {workload} on {platform}", "Median over instances; arms by backfilling "
-                            "order; mean bounded slowdown with tau = 10 s.", table))
+                arms = ", ".join(f"{arm or 'plain'} = label + '{suffix}'" for arm, suffix in spec["arms"].items())
+                out.append((f"Scenarios: {workload} on {platform}", f"Median over instances; arms: {arms}; mean "
+                            "bounded slowdown with tau = 10 s.", table))
         for platform in platforms:
             table = study_layout(frame, spec, workload, platform)
             if not table.empty:

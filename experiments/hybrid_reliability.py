@@ -61,17 +61,23 @@ def load_reliability_study(path: str | Path) -> dict[str, Any]:
             **load_workload_table(doc, at, path)}
 
 
-def replay_rows(workload) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(submit, completion, reliability rows, run time, accuracy of p^) per job, in submission order."""
+def replay_rows(workload, predictor: str = "online-nag") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """(submit, completion, reliability rows, run time, accuracy of p^) per job, in submission order;
+    p^ from `predictor` (online-nag, user-last or user-last2: the schedulers' `predictor=`)."""
     from schedlab.predictors.features import user_and_limit
     from schedlab.predictors.history import CompletionHistory
     from schedlab.predictors.online import (
         NormalizedRegression,
         accuracy,
+        history_prediction_s,
         planned_prediction_s,
         predictor_row,
         reliability_row,
     )
+
+    if predictor not in ("online-nag", "user-last", "user-last2"):
+        raise ValueError(f"replay predictor must be online-nag, user-last or user-last2, got {predictor!r}")
 
     history, model = CompletionHistory(), NormalizedRegression()
     pending: list[tuple[float, int, list[float], float, str, float]] = []
@@ -86,7 +92,9 @@ def replay_rows(workload) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
         requested = limit if math.isfinite(limit) and limit > 0 else 0.0
         history_row = history.row(str(user), now, requested, float(job.res), now)
         row = predictor_row(history_row, requested, len(pending), 0.0)
-        predicted = planned_prediction_s(model, row, requested if requested > 0 else math.inf)
+        known = requested if requested > 0 else math.inf
+        predicted = (planned_prediction_s(model, row, known) if predictor == "online-nag"
+                     else history_prediction_s(predictor, history_row, known))
         runtime = float(workload.profiles[job.profile].delay_s)
         submit.append(now)
         end.append(now + runtime)

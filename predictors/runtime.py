@@ -13,6 +13,7 @@ none), recorded in the card.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform as host
 import weakref
@@ -30,7 +31,7 @@ from schedlab.predictors.features import CATEGORICAL, UserMeans, get_feature_set
 
 #: Bumped whenever how a model is built or fed changes (pipeline, feature sources, target scaling):
 #: caches of trained models (DIWS, predictor studies) are keyed by it, so none is reused stale.
-RECIPE_VERSION = 2
+RECIPE_VERSION = 3  # 3: numeric ids (user, qos) coded in numeric order
 
 MODELS = {
     "dt": "DecisionTreeRegressor (scikit-learn defaults)",
@@ -76,8 +77,20 @@ def _estimator(model: str, seed: int):
     raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
 
 
-def build_pipeline(columns: list[str], user_means: tuple[str, ...], model: str, seed: int):
-    """Features -> codes and imputation (fitted on training rows) -> [scaling] -> regressor."""
+def category_order(values: Any) -> list[Any]:
+    """A categorical column's categories in code order: numeric ids (every known value a number,
+    as SWF user and queue ids) in numeric order, so a tree splits them as the DIWS study's tree split
+    its numeric ids ("10" after "9", not after "1"); other values as strings; None (unknown) last."""
+    known = sorted({v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))}, key=str)
+    with contextlib.suppress(TypeError, ValueError):  # not all numbers: the string order stays
+        known = sorted(known, key=float)
+    return known + ([None] if any(v is None for v in values) else [])
+
+
+def build_pipeline(columns: list[str], user_means: tuple[str, ...], model: str, seed: int,
+                   categories: list[list[Any]] | None = None):
+    """Features -> codes (`categories`: per categorical column, its categories in code order;
+    default: sorted) and imputation (fitted on training rows) -> [scaling] -> regressor."""
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import Pipeline
@@ -88,7 +101,8 @@ def build_pipeline(columns: list[str], user_means: tuple[str, ...], model: str, 
     steps: list[tuple[str, Any]] = []
     if means:
         steps.append(("user_means", UserMeans(columns=means)))
-    codes = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1, encoded_missing_value=-1)
+    codes = OrdinalEncoder(categories="auto" if categories is None else [np.array(c, dtype=object) for c in categories],
+                           handle_unknown="use_encoded_value", unknown_value=-1, encoded_missing_value=-1)
     steps.append(("codes", ColumnTransformer([("categorical", codes, categorical)], remainder="passthrough")))
     steps.append(("impute", SimpleImputer(strategy="median", keep_empty_features=True)))
     if model == "nn":
@@ -121,7 +135,8 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
             return self
         if not self.columns_:
             raise InputError(f"no feature of set {self.features!r} is present in the training jobs")
-        self.pipeline_ = build_pipeline(self.columns_, feature_set.user_means, self.model, self.seed)
+        categories = [category_order(X[c].tolist()) for c in self.columns_ if c in CATEGORICAL]
+        self.pipeline_ = build_pipeline(self.columns_, feature_set.user_means, self.model, self.seed, categories)
         self.pipeline_.fit(X[self.columns_], y)
         return self
 

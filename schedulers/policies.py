@@ -188,10 +188,27 @@ def f4(job: Job, estimate_s: float, now: float) -> float:
     return max(_finite(estimate_s), 1.0) * math.sqrt(job.res) + 5.30e5 * _log_submit(job)
 
 
-def get_policy(name: str) -> QueuePolicy:
+def aged(base: QueuePolicy, after_s: float) -> QueuePolicy:
+    """`base`, except that a job waiting `after_s` seconds or more goes before every younger one,
+    FCFS among them: an aging guard against starvation (dynamic: re-sorted at each decision, so a
+    job that ages between two events moves at the next one)."""
+    if not (after_s > 0 and math.isfinite(after_s)):
+        raise ValueError(f"an aging threshold must be a positive number of seconds, got {after_s}")
+    score = base.score
+
+    def aged_score(job: Job, estimate_s: float, now: float) -> float:
+        return -math.inf if now - job.submit_time_s >= after_s else score(job, estimate_s, now)
+
+    return QueuePolicy(f"{base.name}+aging:{after_s:g}", aged_score, True,
+                       f"{base.doc} A job waiting {after_s:g} s or more goes first (FCFS among them).")
+
+
+def get_policy(name: str | QueuePolicy) -> QueuePolicy:
     """A registered policy, or a regression-obtained one: `lin`, `qdr`, `cub`, `qua` with the
     study's coefficients (`lin:lublin256`, the default, `qua:ctc`, `cub:sdsc`), or `PATH#NAME`, a
-    function fitted by `schedlab policy fit`."""
+    function fitted by `schedlab policy fit`; a QueuePolicy is itself."""
+    if isinstance(name, QueuePolicy):
+        return name
     if name in POLICIES:
         return POLICIES[name]
     from schedlab.errors import InputError

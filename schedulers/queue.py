@@ -58,10 +58,11 @@ class QueueScheduler(Scheduler):
     revision_lead_s: float = 0.0
     TIME_TOLERANCE_S = TIME_TOLERANCE_S  # a call computed as end - lead may come back a few ulps off
 
-    def __init__(self, *, queue_order: str = "fcfs") -> None:
+    def __init__(self, *, queue_order: Any = "fcfs") -> None:
+        """`queue_order`: a policy's name (policies.get_policy) or a QueuePolicy."""
         super().__init__()
-        self.queue_order = queue_order
         self._policy = get_policy(queue_order)
+        self.queue_order = queue_order if isinstance(queue_order, str) else self._policy.name
         # (score, submit, seq, job, estimate, res, planned duration at start), ascending
         self._queue: list[tuple[Any, ...]] = []
         self._new: list[tuple[Any, ...]] = []  # entries submitted since the last decide

@@ -234,3 +234,24 @@ def test_history_overlap_in_trace_time():
         history_overlap(late, window)
     same = converted([("50", 0, 1, 10, 20)], 1000.0)
     assert "1 of its jobs are simulated jobs too" in history_overlap(same, window)
+
+
+def test_the_aging_guard_ends_the_starvation_of_a_long_job():
+    """1 core. B (50 s) runs; L (walltime 1000) waits behind a stream of 10-s jobs arriving every
+    10 s until 1,992 s. Shortest-predicted-first (walltimes as predictions) starves L until the
+    stream ends; with aging_s = 300, L goes first at the first decision after it waited 300 s
+    (302 s, a submission) and starts when the running job ends, at 310 s."""
+    from schedlab.errors import InputError
+
+    specs = [("B", 0, 1, 50, 50), ("L", 1, 1, 100, 1000)] + [(f"S{k}", 2 + 10 * k, 1, 10, 10) for k in range(200)]
+    starts = {}
+    for aging in ("0", "300"):
+        scheduler = create_scheduler("diws", {"learner": "walltime", "aging_s": aging})
+        engine = Engine(Platform.homogeneous(1), make_workload(specs), scheduler)
+        engine.run()
+        check_invariants(engine, 1)
+        starts[aging] = engine.records["w0!L"].start_s
+    assert starts["0"] > 1990 and starts["300"] == 310.0
+    assert create_scheduler("diws", {"learner": "walltime", "aging_s": "300"}).options()["aging_s"] == 300.0
+    with pytest.raises(InputError):
+        create_scheduler("diws", {"learner": "walltime", "aging_s": "-1"})

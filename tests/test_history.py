@@ -131,6 +131,7 @@ def user_scenarios(draw):
 
 CONFIGS = [("fcfs", {}), ("easy", {}), ("easy-sjbf", {}), ("easy", {"reservation": "machines"}),
            ("diws", {"learner": "user-last2"}), ("diws", {"learner": "user-last2", "overrun": "tsafrir"}),
+           ("diws", {"learner": "user-last2", "aging_s": "20"}),
            ("easy-pp", {"predictor": "user-last2", "correction": "power", "backfill": "sjbf"}),
            ("easy-pp", {"predictor": "adaboost", "refit_s": "15"}),
            ("hybrid", {"predictor": "user-last2", "step2_order": "sjbf", "retrain": "20", "reliability": "dt",

@@ -265,3 +265,24 @@ def test_per_job_predictions_equal_the_pipeline(model, features, data, extra):
         for job in everyone:
             row = compiled._row(job_values(job, predictor.columns_))
             assert compiled._predict_all(row) == [tree.predict(row) for tree in compiled.trees]
+
+
+def test_numeric_ids_are_coded_in_numeric_order():
+    """User ids 1..12 (strings in the job table): codes follow 1 < 2 < ... < 10, as the DIWS study's
+    tree split numeric ids, not "1" < "10" < "11" < "2"; other ids keep the string order."""
+    from schedlab.predictors.features import CATEGORICAL, get_feature_set, job_table
+    from schedlab.predictors.runtime import RuntimePredictor, category_order
+    from tests.conftest import make_workload
+
+    assert category_order(["10", "9", "1", None, "2"]) == ["1", "2", "9", "10", None]
+    assert category_order(["u2", "u10", None]) == ["u10", "u2", None]
+    specs = [(str(i), 10 * i, 1, 100 * (1 + i % 12), 5000, {"user": 1 + i % 12}) for i in range(48)]
+    jobs = list(make_workload(specs).jobs)
+    table = job_table(jobs, get_feature_set("diws").columns)
+    runtimes = [100.0 * (1 + i % 12) for i in range(48)]
+    predictor = RuntimePredictor(features="diws", model="dt", seed=0).fit(table, runtimes)
+    encoder = predictor.pipeline_.named_steps["codes"].named_transformers_["categorical"]
+    categorical = [c for c in predictor.columns_ if c in CATEGORICAL]
+    user_codes = encoder.categories_[categorical.index("user")]
+    assert list(user_codes) == [str(u) for u in range(1, 13)]
+    assert np.allclose(predictor.predict_jobs(jobs), predictor.predict(table))
