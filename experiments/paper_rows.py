@@ -203,11 +203,19 @@ def _pair_line(row, kind, pair, workload, platform, pairs, last) -> dict[str, An
     agreeing = "-" if paper_sign is None else f"{int((signs == paper_sign).sum())} of {len(pairs)}"
     named = kind != "value" and ("schedulers" in row or "candidates" in row)  # else [compare]'s pair
     name = f"{row['row']} ({pair[1]} vs {pair[0]})" if named else row["row"]
+    note = row.get("note", "")
+    if kind == "change_pct" and row["metric"] in ("mean_bounded_slowdown", "mean_slowdown"):
+        baseline = float(pairs["baseline"].median())
+        floor = -100.0 * (baseline - 1.0) / baseline if baseline > 0 else 0.0
+        if row["change_pct"] < floor:  # every job's (bounded) slowdown is >= 1
+            bound = (f"out of reach here: a slowdown is >= 1, so a baseline of {baseline:.3g} allows at most "
+                     f"{floor:.1f}%")
+            note = f"{note}; {bound}" if note else bound
     return {"row": f"{row['setup']}: {name}", "workload": workload, "platform": platform, "paper": paper_text,
             "ours, last window": last_text, "ours, median": median_text, "same sign? last / median": verdict,
             "windows with the paper's sign": agreeing,
             "beyond jitter noise": f"{int(noise.astype(bool).sum())} of {len(noise)}" if len(noise) else "-",
-            "note": row.get("note", "")}
+            "note": note}
 
 
 def _suffix(row: dict[str, Any]) -> str:

@@ -319,3 +319,14 @@ def test_paper_rows_without_runs_say_missing(tmp_path):
     assert table.loc["A: w", "ours, median"] == "missing" and "no complete pair" in table.loc["A: w", "note"]
     assert table.loc["A: low", "ours, median"] == "missing" and "diws" in table.loc["A: low", "note"]
     assert "A: elsewhere" not in table.index  # another campaign's workload
+
+
+def test_a_bsld_change_beyond_the_arithmetic_bound_says_so():
+    """Every job's bounded slowdown is >= 1: a baseline mean of 4.41 allows at most -77.3%, so the
+    COARE paper's -98.95% is out of reach, and the row says so; -50% is within reach (no note)."""
+    frame = frame_of({("big", 0): (4.41, 2.0)}).rename(columns={"mean_waiting_time_s": "mean_bounded_slowdown"})
+    rows = [{"row": "bsld", "setup": "A", "metric": "mean_bounded_slowdown", "change_pct": -98.95},
+            {"row": "bsld2", "setup": "A", "metric": "mean_bounded_slowdown", "change_pct": -50.0, "note": "n"}]
+    table = paper_table(frame, {**SPEC, "rows": rows})
+    assert "out of reach here: a slowdown is >= 1, so a baseline of 4.41 allows at most -77.3%" in table.iloc[0]["note"]
+    assert table.iloc[1]["note"] == "n"
