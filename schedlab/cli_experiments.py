@@ -96,6 +96,7 @@ def _run_study(args: argparse.Namespace, kind: str = "predictor-study") -> int:
         what = "reliability study"
     study = load_study(args.campaign)
     out = check_output_dir(args.output or Path("out") / study["name"])
+    record_made_by(out, args)
     frame = run_study(study, out, progress=lambda line: print(line, flush=True))
     print(f"{what} {study['name']!r}: {len(frame)} models -> {out / 'results.parquet'}")
     return 0
@@ -108,6 +109,7 @@ def _run_factory(args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
     factory = load_factory(args.campaign)
     out = check_output_dir(args.output or Path("out") / factory["name"])
+    record_made_by(out, args)
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm
@@ -136,6 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from schedlab.experiments.plan import campaign_notes, history_notes
 
     campaign, runs, out = _campaign_and_runs(args)
+    record_made_by(out, args)
     notes = history_notes(runs)
     for note in notes[:3]:
         print(f"note: {note}", file=sys.stderr)
@@ -237,14 +240,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
-    """A study's table of record (RESULTS.md): the report's Markdown headed by what made it (the
-    command, the code's commit, dirty or not, the version), so no figure in it is typed by hand."""
-    import shlex
+def source_commit() -> str:
+    """The commit of the code running (short hash, and whether the tree has uncommitted changes)."""
     import subprocess
-    import time
-
-    from schedlab import __version__
 
     source = Path(__file__).resolve().parents[1]
     try:
@@ -252,13 +250,44 @@ def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
                                 text=True, check=True, timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True, check=True, timeout=10).stdout.strip()
-        commit += " with uncommitted changes" if dirty else ""
     except (OSError, subprocess.SubprocessError):
-        commit = "unknown (not a git checkout)"
+        return "unknown (not a git checkout)"
+    return commit + (" with uncommitted changes" if dirty else "")
+
+
+def record_made_by(out: Path, args: argparse.Namespace) -> None:
+    """DIR/made-by.json: the command, campaign file, commit and version of `experiment run` (read by
+    `report --results-file`)."""
+    import time
+
+    from schedlab import __version__
+
+    command = ["experiment", "run", args.campaign, "-o", str(out), "--workers", str(getattr(args, "workers", 1))]
+    made = {"command": command, "campaign": str(args.campaign), "commit": source_commit(), "version": __version__,
+            "date": time.strftime("%Y-%m-%d")}
+    with atomic_write(out / "made-by.json") as handle:
+        handle.write(json.dumps(made, indent=1) + "\n")
+
+
+def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
+    """A study's table of record (RESULTS.md): the report's Markdown headed by what made it (the
+    run's and the report's commands, the code's commits, dirty or not, the version), so no figure in
+    it is typed by hand."""
+    import shlex
+    import time
+
+    from schedlab import __version__
+
+    made_by = Path(command[1]) / "made-by.json"
+    run = ""
+    if made_by.is_file():
+        made = json.loads(made_by.read_text())
+        run = (f"Results made by `schedlab {shlex.join(made['command'])}` on {made['date']}, schedlab "
+               f"{made['version']}, commit {made['commit']}; ")
     header = (f"<!-- written by `schedlab report --results-file`: regenerate it, do not edit it -->\n"
-              f"Made by `schedlab {shlex.join(command)}` on {time.strftime('%Y-%m-%d')}, schedlab "
-              f"{__version__}, commit {commit}. Figures, plots and the run's inputs are in the results "
-              "directory named there.\n\n")
+              f"{run}report made by `schedlab {shlex.join(command)}` on {time.strftime('%Y-%m-%d')}, schedlab "
+              f"{__version__}, commit {source_commit()}. Plots and the runs' files are in the results directory "
+              "named there.\n\n")
     text = markdown.read_text(encoding="utf-8")
     with atomic_write(path) as handle:
         handle.write(header + text)

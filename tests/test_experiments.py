@@ -254,6 +254,9 @@ def test_report_files_and_plots(tmp_path):
     assert results.startswith("<!-- written by `schedlab report --results-file`")
     assert f"`schedlab report {tmp_path / 'o'} -o {tmp_path / 'r'} --results-file" in results
     assert ", commit " in results and results.endswith(report)
+    made = json.loads((tmp_path / "o" / "made-by.json").read_text())
+    assert made["command"][:3] == ["experiment", "run", str(path)] and made["commit"]
+    assert f"Results made by `schedlab experiment run {path} -o {tmp_path / 'o'}" in results
 
 
 def test_metric_vs_option_curves_appear_for_numeric_sweeps(tmp_path):

@@ -372,3 +372,18 @@ def test_windows_counted_back_from_the_last_submission_hold_it(tmp_path):
     inputs = workload_inputs(spec, (), tmp_path / "cache")
     kept = [sorted(job["id"] for job in json.loads(Path(i.path).read_text())["jobs"]) for i in inputs]
     assert kept == [[4, 5], [6, 7]]  # ids: trace job numbers; job 3 (at last - 48 h) is before both
+
+
+def test_a_requested_time_override_is_a_counterfactual_of_every_request(tmp_path):
+    """requested_override_s: every job's requested time and walltime become it (the COARE study's
+    7-day defaults), the run times untouched."""
+    from schedlab.workloads.convert import ConversionOptions, convert
+    from schedlab.workloads.swf import read_swf, to_trace_jobs
+
+    lines = ["; MaxProcs: 4"] + [f"{i + 1} {60 * i} 0 {100 + i} 1 -1 -1 1 {3600 if i % 2 else -1} -1 1 1 1 -1 1 -1 -1 -1"
+                                 for i in range(6)]
+    (tmp_path / "t.swf").write_text("\n".join(lines) + "\n")
+    document, _ = convert(to_trace_jobs(read_swf(tmp_path / "t.swf")), ConversionOptions(requested_override_s=604800.0))
+    jobs = document["jobs"]
+    assert {job["walltime"] for job in jobs} == {604800} and {job["requested_time_s"] for job in jobs} == {604800}
+    assert [document["profiles"][job["profile"]]["delay"] for job in jobs] == [100 + i for i in range(6)]

@@ -61,6 +61,9 @@ class ConversionOptions:
     first: int | None = None
     keep_zero_runtime: bool = False  # run time 0 means < 0.5 s in SWF: replay it as 1 s
     max_runtime_s: float | None = None
+    #: a counterfactual: every job's requested time (and so its walltime) becomes this many seconds
+    #: (the COARE study's 7-day defaults on a trace whose users asked 1 h)
+    requested_override_s: float | None = None
     completed_before: float | None = None  # trace seconds: keep jobs whose submit + wait + run is earlier
     platform_size: int | None = None
     too_large: str = "drop"  # drop | reject (kept: the scheduler rejects it, Batsim records it)
@@ -95,7 +98,7 @@ class ConversionOptions:
         if self.first is not None and self.first < 0:
             raise InputError(f"--first must be >= 0, got {self.first}")
         for flag, value in (("--days", self.days), ("--last-hours", self.last_hours),
-                            ("--max-runtime", self.max_runtime_s)):
+                            ("--max-runtime", self.max_runtime_s), ("requested_override_s", self.requested_override_s)):
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise InputError(f"{flag} must be a number > 0, got {value:g}")
         if self.platform_size is not None and self.platform_size < 1:
@@ -211,6 +214,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         drop(res > options.platform_size, f"larger than the platform ({options.platform_size})")
 
     requested = np.nan_to_num(trace.requested_time_s.astype(np.float64), nan=-1.0)
+    if options.requested_override_s is not None:
+        requested = np.full(n, float(options.requested_override_s))
     has_walltime = requested > 0
     policy, _, argument = options.missing_walltime.partition(":")
     if policy == "drop":
@@ -258,7 +263,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
     }
     if sum(dropped.values()) + nb_kept != n:
         raise RuntimeError("internal error: a job was neither kept nor counted as dropped")
-    extras = list(trace.extras.items())
+    extras = [(key, requested if key == "requested_time_s" and options.requested_override_s is not None else column)
+              for key, column in trace.extras.items()]
     derived = options.walltime_from == "runtime" or (options.walltime_from == "requested" and
                                                        policy in ("runtime", "factor"))
     if derived and "requested_time_s" not in trace.extras:
