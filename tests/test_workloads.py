@@ -380,8 +380,8 @@ def test_a_requested_time_override_is_a_counterfactual_of_every_request(tmp_path
     from schedlab.workloads.convert import ConversionOptions, convert
     from schedlab.workloads.swf import read_swf, to_trace_jobs
 
-    lines = ["; MaxProcs: 4"] + [f"{i + 1} {60 * i} 0 {100 + i} 1 -1 -1 1 {3600 if i % 2 else -1} -1 1 1 1 -1 1 -1 -1 -1"
-                                 for i in range(6)]
+    lines = ["; MaxProcs: 4"] + [f"{i + 1} {60 * i} 0 {100 + i} 1 -1 -1 1 {3600 if i % 2 else -1} "
+                                 "-1 1 1 1 -1 1 -1 -1 -1" for i in range(6)]
     (tmp_path / "t.swf").write_text("\n".join(lines) + "\n")
     document, _ = convert(to_trace_jobs(read_swf(tmp_path / "t.swf")), ConversionOptions(requested_override_s=604800.0))
     jobs = document["jobs"]
