@@ -17,6 +17,9 @@ one kind:
   scheduler has the largest (lowest) value.
 
 A row whose schedulers have no complete run says "missing" rather than vanish or judge part of them.
+`cause` says why ours differs (it starts with `data`, `method`, `defect fixed`, `none` or `unknown`,
+then `: ` and the reason; default `unknown`) and `evidence` where it was measured (a file, a row);
+`schedlab reproductions` gathers them into docs/reproductions.md.
 
 Ours is the median over the window instances of unperturbed runs; change rows also give the last
 window and the count of windows with the paper's sign.
@@ -34,7 +37,9 @@ from schedlab.errors import InputError
 from schedlab.experiments.compare import _change_pct, _groups, _over, _pct_text, _scale, _sign, _yes
 
 KINDS = ("change_pct", "difference", "sign", "value", "below", "largest", "lowest")
-ROW_KEYS = {"row", "setup", "metric", "workload", "unit", "note", "schedulers", "candidates", "among",
+CAUSES = ("data", "method", "defect fixed", "none", "unknown")
+ROW_KEYS = {"row", "setup", "metric", "workload", "unit", "note", "cause", "evidence", "schedulers", "candidates",
+            "among",
             "tolerance_pct", "baseline", "candidate", *KINDS}
 
 
@@ -72,9 +77,11 @@ def load_paper_rows(path: Path, setups: dict[str, Any], labels: list[str]) -> li
         for key in ("row", "setup", "metric"):
             if not isinstance(row.get(key), str):
                 raise fail("expected a string", key)
-        for key in ("workload", "note"):
+        for key in ("workload", "note", "cause", "evidence"):
             if key in row and not isinstance(row[key], str):
                 raise fail("expected a string", key)
+        if "cause" in row and row["cause"].split(":", 1)[0].strip() not in CAUSES:
+            raise fail(f"expected a cause starting with {', '.join(CAUSES)}", "cause")
         if row["setup"] not in setups:
             raise fail(f"not a set-up of [compare] setups ({', '.join(setups)})", "setup")
         if row["metric"] not in known_metrics:
@@ -157,7 +164,7 @@ def _missing_line(row: dict[str, Any], workload: str, platform: str, why: str) -
     return {"row": f"{row['setup']}: {row['row']}", "workload": workload, "platform": platform,
             "paper": "", "ours, last window": "missing", "ours, median": "missing",
             "same sign? last / median": "-", "windows with the paper's sign": "-", "beyond jitter noise": "-",
-            "note": why}
+            "note": why, **_why(row)}
 
 
 def _pair_line(row, kind, pair, workload, platform, pairs, last) -> dict[str, Any]:
@@ -215,7 +222,12 @@ def _pair_line(row, kind, pair, workload, platform, pairs, last) -> dict[str, An
             "ours, last window": last_text, "ours, median": median_text, "same sign? last / median": verdict,
             "windows with the paper's sign": agreeing,
             "beyond jitter noise": f"{int(noise.astype(bool).sum())} of {len(noise)}" if len(noise) else "-",
-            "note": note}
+            "note": note, **_why(row)}
+
+
+def _why(row: dict[str, Any]) -> dict[str, str]:
+    """The row's cause of a difference and where it was measured."""
+    return {"cause": row.get("cause", "unknown"), "evidence": row.get("evidence", "")}
 
 
 def _suffix(row: dict[str, Any]) -> str:
@@ -246,5 +258,5 @@ def _group_lines(frame: pd.DataFrame, row: dict[str, Any], kind: str, platforms:
                       "paper": paper_text, "ours, last window": "-", "ours, median": ours,
                       "same sign? last / median": "holds" if holds else "does not hold",
                       "windows with the paper's sign": "-", "beyond jitter noise": "-",
-                      "note": "; ".join(filter(None, [row.get("note", ""), f"medians: {shown}"]))})
+                      "note": "; ".join(filter(None, [row.get("note", ""), f"medians: {shown}"])), **_why(row)})
     return lines

@@ -222,9 +222,12 @@ def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
     columns = [f"ours ({LABELS[arm['shuffle']]})" for arm in arms]
     rows = []
 
-    def add(name: str, theirs: str, ours: list[str], verdicts: list[str]) -> None:
+    def add(name: str, theirs: str, ours: list[str], verdicts: list[str], matches: list[bool]) -> None:
         rows.append({"row": name, "paper figure": theirs, **dict(zip(columns, ours, strict=True)),
-                     "same sign?": _verdicts(verdicts, arms)})
+                     "same sign?": _verdicts(verdicts, arms), "cause": _cause(arms, matches)})
+
+    def near(ratio: float, within: float = 1.25) -> bool:
+        return 1 / within <= ratio <= within
 
     if paper.get("vif_max"):
         theirs = [paper["vif_max"].get(f, math.nan) for f in functions]
@@ -233,7 +236,8 @@ def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
         grows = [all(b > a for a, b in itertools.pairwise(values)) for values in ours]
         add(f"VIF max: {' / '.join(f.capitalize() for f in functions)}", " / ".join(f"{v:,.1f}" for v in theirs),
             [" / ".join(f"{v:,.1f}" for v in values) for values in ours],
-            [f"{_same(str(g), str(paper_grows))} (grows with the degree: {'yes' if g else 'no'})" for g in grows])
+            [f"{_same(str(g), str(paper_grows))} (grows with the degree: {'yes' if g else 'no'})" for g in grows],
+            [g == paper_grows for g in grows])
     if paper.get("coefficients"):
         key = paper["coefficients"]
         theirs = [_sign(PUBLISHED[(f, key)][2]) for f in functions]
@@ -241,30 +245,45 @@ def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
         add(f"sign of the q coefficient: {', '.join(f.capitalize() for f in functions)}", ", ".join(theirs),
             [", ".join(o) for o in ours],
             [f"{_same(''.join(o), ''.join(theirs))} ({sum(a == b for a, b in zip(o, theirs, strict=True))} of "
-             f"{len(functions)})" for o in ours])
+             f"{len(functions)})" for o in ours], [o == theirs for o in ours])
         if "lin" in functions:
             published = PUBLISHED[("lin", key)][fits[0]["lin"]["terms"].index("r")]
             ours_r = [fit["lin"]["coefficients"][fit["lin"]["terms"].index("r")] for fit in fits]
             add("Lin: coefficient of r", f"{published:.3g}", [f"{v:.3g}" for v in ours_r],
-                [f"{_same(_sign(v), _sign(published))} (ratio {v / published:.2f})" for v in ours_r])
+                [f"{_same(_sign(v), _sign(published))} (ratio {v / published:.2f})" for v in ours_r],
+                [near(v / published) for v in ours_r])
     for function in functions:
         if function in paper.get("mae", {}):
             theirs = paper["mae"][function]
             ours = [fit[function]["mae"] for fit in fits]
             add(f"MAE of {function.capitalize()}", f"{theirs * 1e3:.2f}·10⁻³", [f"{v * 1e3:.2f}·10⁻³" for v in ours],
-                [f"ratio {v / theirs:.2f}" if theirs else "-" for v in ours])
+                [f"ratio {v / theirs:.2f}" if theirs else "-" for v in ours],
+                [bool(theirs) and near(v / theirs) for v in ours])
     spread = result.get("reference_spread")
     if spread and all(arm.get("spread") for arm in arms):
         def text(s: dict[str, float]) -> str:
             return f"std {s['std']:.4f}, IQR {s['q25']:.4f}-{s['q75']:.4f}"
 
         add("score spread (the authors' table)", text(spread), [text(arm["spread"]) for arm in arms],
-            [f"std ratio {arm['spread']['std'] / spread['std']:.2f}" for arm in arms])
+            [f"std ratio {arm['spread']['std'] / spread['std']:.2f}" for arm in arms],
+            [near(arm["spread"]["std"] / spread["std"], 1.1) for arm in arms])
     if all(arm.get("agreement") for arm in arms):
         add("scores vs the authors' table, row by row (their tuples)", "1 (itself)",
             [f"correlation {arm['agreement']['correlation']:.3f}" for arm in arms],
-            [f"RMS difference {arm['agreement']['rms_difference']:.1e}" for arm in arms])
+            [f"RMS difference {arm['agreement']['rms_difference']:.1e}" for arm in arms],
+            [arm["agreement"]["correlation"] > 0.9 for arm in arms])
     return pd.DataFrame(rows)
+
+
+def _cause(arms: list[dict[str, Any]], matches: list[bool]) -> str:
+    """Why ours differs, from which trial order reproduces the paper's figure."""
+    found = {arm["shuffle"]: match for arm, match in zip(arms, matches, strict=True)}
+    if all(found.values()):
+        return "none"
+    if found.get("authors") and not found.get("uniform", True):
+        return ("method: the authors' biased shuffle (their code's loop, not the uniform permutations the papers "
+                "describe): ours matches with it")
+    return "unknown"
 
 
 def coefficient_table(result: dict[str, Any], function: str) -> pd.DataFrame:

@@ -293,6 +293,18 @@ def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
         handle.write(header + text)
 
 
+def cmd_reproductions(args: argparse.Namespace) -> int:
+    from schedlab.experiments.reproductions import study_table, write_reproductions
+
+    dirs = [Path(d) for d in args.results]
+    for results_dir in dirs:  # every directory readable before the file is touched
+        study_table(results_dir)
+    check_output_file(args.output)
+    count = write_reproductions(dirs, Path(args.output))
+    print(f"reproductions: {count} rows of {len(dirs)} studies -> {args.output}")
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("experiment", help="campaigns: grids of workloads x platforms x schedulers x options x seeds")
     esub = p.add_subparsers(dest="experiment_command", required=True)
@@ -321,3 +333,8 @@ def add_parsers(sub: Any) -> None:
                    help="also write the Markdown to FILE (a study's RESULTS.md) headed by the command, commit "
                         "and version that made it")
     p.set_defaults(func=cmd_report)
+    p = sub.add_parser("reproductions", help="the table of record: every published row of the studies' results "
+                                             "directories, ours beside it, with the cause of each difference")
+    p.add_argument("results", nargs="+", help="results directories of campaigns with [compare] or policy factories")
+    p.add_argument("--output", "-o", required=True, help="Markdown file (docs/reproductions.md)")
+    p.set_defaults(func=cmd_reproductions)

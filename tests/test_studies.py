@@ -185,7 +185,9 @@ def test_paper_rows_are_checked_before_any_run(tmp_path, capsys, row, fragment):
 def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
     paper = tmp_path / "paper.toml"
     paper.write_text('[[scheduling]]\nrow = "mean wait"\nsetup = "A"\nmetric = "mean_waiting_time_s"\n'
-                     'change_pct = -10.0\n')
+                     'change_pct = -10.0\n\n[[scheduling]]\nrow = "mean wait, the other way"\nsetup = "A"\n'
+                     'metric = "mean_waiting_time_s"\nchange_pct = 10.0\ncause = "data: a tiny workload"\n'
+                     'evidence = "this test"\n')
     extra = ('\n[compare]\nbaseline = "fcfs"\ncandidate = "easy"\npaper = "paper.toml"\n'
              'setups = { A = ["c32"] }\n')
     path = campaign_file(tmp_path, jobs=60, extra=extra)
@@ -204,6 +206,25 @@ def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
     assert line in report
     assert "## Paper vs ours: easy vs fcfs" in report and "## Changes per window: easy vs fcfs" in report
     assert "## easy vs fcfs: trace on c32" in report and "## easy vs fcfs: synthetic on c32" in report
+
+    # the table of record: every row with ours, its sign and a cause ("none" where ours agrees)
+    record = tmp_path / "reproductions.md"
+    assert main(["reproductions", str(tmp_path / "out"), "-o", str(record)]) == 0
+    text = record.read_text()
+    assert text.startswith("# Reproductions: the table of record") and "## " in text
+    assert f"Made by `schedlab experiment run {path} -o {tmp_path / 'out'}" in text
+    lines = [line for line in text.splitlines() if line.startswith("| A: mean wait")]
+    assert len(lines) == 4  # two rows x two workloads
+    falls = change.median() < 0
+    for line in lines:
+        other = "the other way" in line
+        agrees = falls != other
+        assert line.split(" | ")[4] == ("yes" if agrees else "no"), line
+        assert line.split(" | ")[5] == ("none" if agrees else ("data: a tiny workload" if other else "unknown")), line
+    capsys.readouterr()
+    assert main(["reproductions", str(tmp_path), "-o", str(record)]) == 2  # not a results directory
+    assert record.read_text() == text  # checked before the file is touched
+    assert "neither a factory" in capsys.readouterr().err
 
     broken = path.read_text().replace('setups = { A = ["c32"] }', 'setups = { A = ["c64"] }')
     path.write_text(broken)

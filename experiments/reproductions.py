@@ -1,0 +1,80 @@
+"""The table of record (`schedlab reproductions DIR... -o docs/reproductions.md`): per study, per
+published row, `paper | ours | same sign? | cause | evidence`, generated from the results
+directories of the campaigns and factories that reproduce the papers, each headed by what made it
+(DIR/made-by.json). A row's cause comes from its paper file (`cause`, default `unknown`; `none`
+when ours has the paper's sign and no cause is given) or, for a policy factory, from which trial
+order reproduces the figure."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pandas as pd
+
+from schedlab.errors import InputError
+
+COLUMNS = ["row", "where", "paper", "ours", "same sign?", "cause", "evidence"]
+
+
+def made_by(results_dir: Path) -> str:
+    path = results_dir / "made-by.json"
+    if not path.is_file():
+        return f"made by an `experiment run` into {results_dir} that did not record itself"
+    made = json.loads(path.read_text())
+    return (f"`schedlab {shlex.join(made['command'])}` on {made['date']}, schedlab {made['version']}, "
+            f"commit {made['commit']}")
+
+
+def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
+    """(the study's name, its rows in COLUMNS)."""
+    if (results_dir / "factory.json").is_file():
+        from schedlab.experiments.policy_factory import paper_rows
+
+        result = json.loads((results_dir / "factory.json").read_text())
+        table = paper_rows(result)
+        arms = [c for c in table.columns if c.startswith("ours (")]
+        ours = table[arms].apply(lambda r: "; ".join(f"{c[6:-1]}: {r[c]}" for c in arms), axis=1)
+        frame = pd.DataFrame({"row": table["row"], "where": result["factory"]["name"],
+                              "paper": table["paper figure"], "ours": ours, "same sign?": table["same sign?"],
+                              "cause": table["cause"], "evidence": f"{results_dir.name}/factory.json"})
+        return result["factory"]["name"], frame
+    if not (results_dir / "compare.json").is_file():
+        raise InputError("neither a factory (factory.json) nor a campaign with [compare] (compare.json)",
+                         path=str(results_dir))
+    from schedlab.experiments.paper_rows import paper_table
+
+    spec = json.loads((results_dir / "compare.json").read_text())
+    results = pd.read_parquet(results_dir / "results.parquet")
+    table = paper_table(results, spec)
+    if table.empty:
+        return str(results["campaign"].iloc[0]), pd.DataFrame(columns=COLUMNS)
+    same = table["same sign? last / median"].map(lambda v: v.split(" / ")[-1])
+    cause = [("none" if c == "unknown" and s == "yes" else c) for c, s in zip(table["cause"], same, strict=True)]
+    cause = [f"{c} ({n})" if n and c != "none" else c for c, n in zip(cause, table["note"], strict=True)]
+    frame = pd.DataFrame({"row": table["row"], "where": table["workload"] + " on " + table["platform"],
+                          "paper": table["paper"], "ours": table["ours, median"], "same sign?": same,
+                          "cause": cause, "evidence": table["evidence"]})
+    return str(results["campaign"].iloc[0]), frame
+
+
+def write_reproductions(results_dirs: list[Path], path: Path) -> int:
+    """docs/reproductions.md from the results directories; returns the number of rows."""
+    from schedlab.experiments.report import markdown_table
+    from schedlab.paths import atomic_write
+
+    parts = ["# Reproductions: the table of record",
+             "<!-- written by `schedlab reproductions`: regenerate it, do not edit it -->",
+             "Per study and published row: the paper's figure, ours (the median over windows), whether ours has "
+             "the paper's sign, the measured cause of any difference (data / method / defect fixed / unknown; "
+             "none when they agree) and where it was measured. Each study's results directory and the command "
+             "that made it head its table; the studies' RESULTS files hold the full reports."]
+    count = 0
+    for results_dir in results_dirs:
+        name, frame = study_table(results_dir)
+        count += len(frame)
+        parts += [f"## {name}", f"Made by {made_by(results_dir)}.", markdown_table(frame)]
+    with atomic_write(path) as handle:
+        handle.write("\n\n".join(parts) + "\n")
+    return count
