@@ -27,7 +27,8 @@ from typing import Any
 
 import pandas as pd
 
-CLAIM_KEYS = {"row", "paper", "check", "policies", "than", "to", "scheduler", "rank", "factor", "metric"}
+CLAIM_KEYS = {"row", "paper", "check", "policies", "than", "to", "scheduler", "rank", "factor", "metric", "cause",
+              "evidence"}
 CHECKS = ("comparable", "closer-to", "among-lowest", "above")
 
 
@@ -42,6 +43,9 @@ def load_claims(raw: Any, at: Any, labels: list[str], policies: set[str]) -> lis
         claim = dict(_table(claim, CLAIM_KEYS, at, "claims", index))
         for key in ("row", "paper"):
             if not isinstance(claim.get(key), str):
+                raise at.error("expected a text", "claims", index, key)
+        for key in ("cause", "evidence"):  # why ours differs, where it was measured (reproductions.py)
+            if key in claim and not isinstance(claim[key], str):
                 raise at.error("expected a text", "claims", index, key)
         if claim.get("check") not in CHECKS:
             raise at.error(f"expected one of {', '.join(CHECKS)}", "claims", index, "check")
@@ -150,11 +154,13 @@ def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFr
             where = f"{workload}, {label}" + (f", {platform}" if several_platforms else "")
             lines.append({"row": f"{claim['row']} ({where}; n = {part['instance'].nunique()})",
                           "paper figure": claim["paper"], "ours": ours,
-                          "same sign?": "-" if holds is None else ("yes" if holds else "no")})
+                          "same sign?": "-" if holds is None else ("yes" if holds else "no"),
+                          "cause": claim.get("cause", "unknown"), "evidence": claim.get("evidence", "")})
         if len(results) > 1:
             known = [r for r in results if r is not None]
             lines.append({"row": f"{claim['row']}: all groups", "paper figure": claim["paper"],
                           "ours": f"holds in {sum(known)} of {len(known)}",
                           "same sign?": "-" if not known else ("yes" if all(known) else
-                                                               ("mostly" if sum(known) * 2 > len(known) else "no"))})
+                                                               ("mostly" if sum(known) * 2 > len(known) else "no")),
+                          "cause": claim.get("cause", "unknown"), "evidence": claim.get("evidence", "")})
     return pd.DataFrame(lines)

@@ -40,8 +40,19 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
                               "paper": table["paper figure"], "ours": ours, "same sign?": table["same sign?"],
                               "cause": table["cause"], "evidence": f"{results_dir.name}/factory.json"})
         return result["factory"]["name"], frame
+    if (results_dir / "claims.json").is_file():
+        from schedlab.experiments.claims import claims_table
+
+        results = pd.read_parquet(results_dir / "results.parquet")
+        table = claims_table(results, json.loads((results_dir / "claims.json").read_text()))
+        cause = [("none" if c == "unknown" and s == "yes" else c)
+                 for c, s in zip(table["cause"], table["same sign?"], strict=True)]
+        frame = pd.DataFrame({"row": table["row"], "where": str(results["campaign"].iloc[0]),
+                              "paper": table["paper figure"], "ours": table["ours"], "same sign?": table["same sign?"],
+                              "cause": cause, "evidence": table["evidence"]})
+        return str(results["campaign"].iloc[0]), frame
     if not (results_dir / "compare.json").is_file():
-        raise InputError("neither a factory (factory.json) nor a campaign with [compare] (compare.json)",
+        raise InputError("not a factory (factory.json), nor a campaign with [compare] (compare.json) or [[claims]]",
                          path=str(results_dir))
     from schedlab.experiments.paper_rows import paper_table
 

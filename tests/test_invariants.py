@@ -25,6 +25,8 @@ CONFIGS = [(name, {}) for name in sorted(all_schedulers()) if name != "diws"] + 
     *[(mode, {"queue_order": order}) for mode in ("fcfs", "easy")
       for order in ("lin", "qdr:ctc", "cub:sdsc", "qua", "unicef", "f2")],
     ("fcfs", {"queue_order": "wfp3"}),
+    # the policies authors' tester: only the first N arrived jobs sorted
+    ("fcfs", {"queue_order": "spt", "sort_window": 3}), ("fcfs", {"queue_order": "wfp3", "sort_window": 2}),
 ]
 #: queue orders of the strict-list property: static ones, the study's polynomials, dynamic ones
 STRICT_ORDERS = ("fcfs", "spt", "saf", "f2", "lin", "qdr", "cub:ctc", "qua:sdsc", "wfp3", "unicef")

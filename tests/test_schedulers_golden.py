@@ -136,3 +136,23 @@ def test_machine_mode_takes_the_lowest_ids_of_a_union_of_disjoint_machine_sets(i
     parts = [_runs(i for i in ids if owner[i] == part) for part in range(4)]
     count = data.draw(st.integers(1, len(ids)))
     assert _lowest_of_union(parts, count) == _runs(sorted(ids)[:count])
+
+
+def test_a_sort_window_sorts_only_the_first_arrived_jobs():
+    """1 core, busy until 10 s. Waiting: a (p 50), b (p 40), c (p 5), all submitted before 10 s in
+    that order. SPT on the whole queue runs c, b, a; with sort_window = 2 only a and b are sorted
+    (b first), then the window is a and c: c, then a."""
+    from schedlab.engine import Engine
+    from schedlab.model import Platform
+    from schedlab.schedulers.base import create_scheduler
+    from tests.conftest import make_workload
+
+    specs = [("busy", 0, 1, 10, 10), ("a", 1, 1, 50, 50), ("b", 2, 1, 40, 40), ("c", 3, 1, 5, 5)]
+    starts = {}
+    for window in ("0", "2"):
+        engine = Engine(Platform.homogeneous(1), make_workload(specs),
+                        create_scheduler("fcfs", {"queue_order": "spt", "sort_window": window}))
+        engine.run()
+        starts[window] = {k.split("!")[1]: r.start_s for k, r in engine.records.items()}
+    assert starts["0"] == {"busy": 0.0, "c": 10.0, "b": 15.0, "a": 55.0}
+    assert starts["2"] == {"busy": 0.0, "b": 10.0, "c": 50.0, "a": 55.0}
