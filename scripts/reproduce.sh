@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Regenerate a study's table of record from the code that ships: run its campaign (or factory) into
+# out/reproductions/NAME, write its report and experiments/STUDY/RESULTS-NAME.md (headed by the
+# commands and commit that made it), then docs/reproductions.md from every results directory there.
+#   bash scripts/reproduce.sh walltime/coare policies/factory-their-tuples ...   # or: all
+# Needs ../shared/data (the traces); WORKERS (default 2) runs in parallel.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ALL="policies/factory-their-tuples policies/clairvoyant-authors walltime/coare walltime/coare-7days hybrid/kth diws/ricc"
+studies=("$@")
+if [ "${#studies[@]}" = 0 ] || [ "${studies[0]}" = all ]; then read -r -a studies <<< "$ALL"; fi
+for study in "${studies[@]}"; do
+  [ -f "experiments/$study.toml" ] || { echo "reproduce: no experiments/$study.toml" >&2; exit 2; }
+done
+mkdir -p out/reproductions
+for study in "${studies[@]}"; do
+  name=$(basename "$study"); folder=$(dirname "$study")
+  out="out/reproductions/$folder-$name"
+  rm -rf "$out"  # from scratch: every run made by this commit
+  .venv/bin/schedlab experiment run "experiments/$study.toml" -o "$out" --workers "${WORKERS:-2}"
+  .venv/bin/schedlab report "$out" -o "$out/report" --results-file "experiments/$folder/RESULTS-$name.md"
+done
+dirs=()
+for study in $ALL; do
+  out="out/reproductions/$(dirname "$study")-$(basename "$study")"
+  [ -d "$out" ] && dirs+=("$out")
+done
+.venv/bin/schedlab reproductions "${dirs[@]}" -o docs/reproductions.md
