@@ -104,6 +104,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         scheduler: Any = create_scheduler(args.scheduler, options)
         scheduler.check_inputs(workload)
     Engine.check_workload(workload)
+    check_output_dir(args.out)  # a bad output path is said before a model is trained
+    if not args.external:
+        scheduler.prepare()  # loads or trains what the options name: a bad file fails before any output
     out = check_output_dir(args.out)
     if args.record:
         check_output_file(args.record)

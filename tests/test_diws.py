@@ -255,3 +255,23 @@ def test_the_aging_guard_ends_the_starvation_of_a_long_job():
     assert create_scheduler("diws", {"learner": "walltime", "aging_s": "300"}).options()["aging_s"] == 300.0
     with pytest.raises(InputError):
         create_scheduler("diws", {"learner": "walltime", "aging_s": "-1"})
+
+
+def test_bad_model_files_leave_an_earlier_run_byte_identical(tmp_path, capsys):
+    """A missing or wrong-kind model= fails with one line (exit 2) before any output is touched: an
+    earlier run's files keep their checksums."""
+    import hashlib
+
+    history_and_window(tmp_path)
+    common = ["simulate", "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "window.json"),
+              "-o", str(tmp_path / "keep"), "-q"]
+    assert main([*common, "-s", "easy"]) == 0
+    sums = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "keep").iterdir()}
+    (tmp_path / "not-a-model.skops").write_text("{}")
+    capsys.readouterr()
+    for option in (f"model={tmp_path / 'missing.skops'}", f"model={tmp_path / 'not-a-model.skops'}",
+                   f"history={tmp_path / 'missing.json'}"):
+        assert main([*common, "-s", "diws", "-O", option]) == 2, option
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "schedlab: error" in err, err
+        assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "keep").iterdir()} == sums
