@@ -351,3 +351,24 @@ def test_a_bsld_change_beyond_the_arithmetic_bound_says_so():
     table = paper_table(frame, {**SPEC, "rows": rows})
     assert "out of reach here: a slowdown is >= 1, so a baseline of 4.41 allows at most -77.3%" in table.iloc[0]["note"]
     assert table.iloc[1]["note"] == "n"
+
+
+STUDY_FILES = sorted(p for p in (REPO / "experiments").glob("*/*.toml")
+                     if not p.name.startswith("paper") and not p.name.startswith("fitted"))
+
+
+@pytest.mark.traces
+@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_shipped_study_file_validates(path):
+    """Each campaign, factory and study file of experiments/ loads (its traces, paper rows, claims
+    and causes checked) with the shared data beside the repository."""
+    from schedlab.experiments.campaign import file_kind, load_campaign
+    from schedlab.experiments.hybrid_reliability import load_reliability_study
+    from schedlab.experiments.policy_factory import load_factory
+    from schedlab.experiments.predictor_study import load_study
+    from tests.conftest import need_shared
+
+    need_shared(REPO.parent / "shared" / "data" / "swf")
+    loader = {"policy-factory": load_factory, "predictor-study": load_study,
+              "hybrid-reliability": load_reliability_study}.get(file_kind(path), load_campaign)
+    assert loader(path)
