@@ -80,7 +80,7 @@ def load_paper_rows(path: Path, setups: dict[str, Any], labels: list[str]) -> li
         for key in ("workload", "note", "cause", "evidence"):
             if key in row and not isinstance(row[key], str):
                 raise fail("expected a string", key)
-        if "cause" in row and row["cause"].split(":", 1)[0].strip() not in CAUSES:
+        if "cause" in row and not row["cause"].startswith(CAUSES):
             raise fail(f"expected a cause starting with {', '.join(CAUSES)}", "cause")
         if row["setup"] not in setups:
             raise fail(f"not a set-up of [compare] setups ({', '.join(setups)})", "setup")

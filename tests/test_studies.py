@@ -372,3 +372,15 @@ def test_every_shipped_study_file_validates(path):
     loader = {"policy-factory": load_factory, "predictor-study": load_study,
               "hybrid-reliability": load_reliability_study}.get(file_kind(path), load_campaign)
     assert loader(path)
+
+
+def test_a_paper_rows_cause_must_say_its_kind(tmp_path):
+    from schedlab.experiments.paper_rows import load_paper_rows
+
+    path = tmp_path / "paper.toml"
+    path.write_text('[[scheduling]]\nrow = "w"\nsetup = "A"\nmetric = "mean_waiting_time_s"\nchange_pct = -5\n'
+                    'cause = "because"\n')
+    with pytest.raises(InputError, match=r"paper.toml:6: field 'scheduling\[0\].cause': expected a cause starting"):
+        load_paper_rows(path, {"A": ["c"]}, ["easy"])
+    path.write_text(path.read_text().replace('"because"', '"data: a smaller trace"'))
+    assert load_paper_rows(path, {"A": ["c"]}, ["easy"])[0]["cause"] == "data: a smaller trace"
