@@ -115,7 +115,9 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
 
     if spec.kind == "file":
         return [Input(spec.name, spec.source, sha256_file(Path(spec.source)))]
-    base = {"name": spec.name, "kind": spec.kind, "convert": spec.convert, "version": __version__}
+    # converter 2: requests marked unknown where walltimes come from run times (a cached file of the
+    # same options and version would lack the mark)
+    base = {"name": spec.name, "kind": spec.kind, "convert": spec.convert, "version": __version__, "converter": 2}
     if spec.kind == "synthetic":
         from schedlab.workloads.synthetic import SyntheticSpec, write_generated
 

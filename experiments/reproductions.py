@@ -8,7 +8,6 @@ order reproduces the figure."""
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -18,13 +17,32 @@ from schedlab.errors import InputError
 COLUMNS = ["row", "where", "paper", "ours", "same sign?", "cause", "evidence"]
 
 
-def made_by(results_dir: Path) -> str:
+def source_commit() -> str:
+    """The commit of the code running (short hash, and whether the tree has uncommitted changes)."""
+    import subprocess
+
+    source = Path(__file__).resolve().parents[1]  # the checkout holding the package
+    try:
+        commit = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return commit + (" with uncommitted changes" if dirty else "")
+
+
+def made_by_text(results_dir: Path) -> str:
+    """Who made a results directory: each `experiment run` into it, oldest first."""
+    import shlex
+
     path = results_dir / "made-by.json"
     if not path.is_file():
-        return f"made by an `experiment run` into {results_dir} that did not record itself"
-    made = json.loads(path.read_text())
-    return (f"`schedlab {shlex.join(made['command'])}` on {made['date']}, schedlab {made['version']}, "
-            f"commit {made['commit']}")
+        return f"an `experiment run` into {results_dir} that did not record itself"
+    invocations = json.loads(path.read_text()).get("invocations", [])
+    texts = [f"`schedlab {shlex.join(m['command'])}` on {m['date']}, schedlab {m['version']}, commit {m['commit']}"
+             for m in invocations]
+    return texts[0] + "".join(f"; resumed (finished runs kept) by {text}" for text in texts[1:])
 
 
 def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
@@ -34,6 +52,8 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
 
         result = json.loads((results_dir / "factory.json").read_text())
         table = paper_rows(result)
+        if table.empty:  # a factory without [paper]: nothing published to compare
+            return result["factory"]["name"], pd.DataFrame(columns=COLUMNS)
         arms = [c for c in table.columns if c.startswith("ours (")]
         ours = table[arms].apply(lambda r: "; ".join(f"{c[6:-1]}: {r[c]}" for c in arms), axis=1)
         frame = pd.DataFrame({"row": table["row"], "where": result["factory"]["name"],
@@ -45,6 +65,8 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
 
         results = pd.read_parquet(results_dir / "results.parquet")
         table = claims_table(results, json.loads((results_dir / "claims.json").read_text()))
+        if table.empty:
+            return str(results["campaign"].iloc[0]), pd.DataFrame(columns=COLUMNS)
         cause = [("none" if c == "unknown" and s == "yes" else c)
                  for c, s in zip(table["cause"], table["same sign?"], strict=True)]
         frame = pd.DataFrame({"row": table["row"], "where": str(results["campaign"].iloc[0]),
@@ -85,7 +107,8 @@ def write_reproductions(results_dirs: list[Path], path: Path) -> int:
     for results_dir in results_dirs:
         name, frame = study_table(results_dir)
         count += len(frame)
-        parts += [f"## {name}", f"Made by {made_by(results_dir)}.", markdown_table(frame)]
+        parts += [f"## {name}", f"Made by {made_by_text(results_dir)}.",
+                  markdown_table(frame) if len(frame) else "No published figure to compare."]
     with atomic_write(path) as handle:
         handle.write("\n\n".join(parts) + "\n")
     return count

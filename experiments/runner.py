@@ -66,6 +66,7 @@ def run_info(run: dict[str, Any]) -> dict[str, Any]:
 def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     """Run one simulation (in a worker); returns its results row. A failed run is recorded, not
     raised; Ctrl-C is raised (what it interrupted leaves nothing behind)."""
+    from schedlab.experiments.campaign import HISTORY
     from schedlab.experiments.plan import resolve_history
     from schedlab.run import simulate
     from schedlab.schedulers.base import create_scheduler
@@ -82,6 +83,8 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
         options = resolve_history({**run["options"], **(run.get("files") or {})}, run.get("history_path"),
                                   run["workload_path"])
         scheduler = create_scheduler(run["scheduler_name"], option_values(options))
+        if HISTORY not in run["options"].values():  # "@history" is made by the planner, completed before
+            scheduler.check_inputs(workload)
         result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
         if isinstance(result.exception, KeyboardInterrupt):
             raise result.exception

@@ -117,9 +117,12 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
 def history_overlap(history, workload) -> str | None:
     """Why training on `history` would look ahead into the simulated `workload`, or None. Two
     workloads converted from the same trace compare in trace time (submit time + the converter's
-    shift): a history job that is a simulated job, or that ends (submit + wait + run; submit + run
-    when the wait is unknown) after the first simulated submission, is refused. Otherwise a job
-    with the same id, submit time, size, walltime and run time is the same job."""
+    shift): a history job that is a simulated job is refused; so is a history converted with
+    `completed_before` later than the first simulated submission. A history converted without it
+    is refused when a job ends (submit + run, a lower bound) after that submission, and otherwise
+    too: its jobs' waits are not in the file, so when they ended is unknown. Workloads from
+    different sources: a job with the same id, submit time, size, walltime and run time is the same
+    job."""
     def conversion(w) -> dict[str, Any]:
         value = w.extra.get("conversion")
         return value if isinstance(value, dict) else {}
@@ -136,14 +139,21 @@ def history_overlap(history, workload) -> str | None:
         if not workload.jobs:
             return None
         first_s = min(job.submit_time_s for job in workload.jobs) + shift_w
+        before = (theirs.get("options") or {}).get("completed_before")
+        if before is not None:  # what a site knew at `before`: exact, the converter saw the waits
+            if float(before) > first_s:
+                return (f"it holds the jobs completed before trace time {float(before):g} s, after the first "
+                        f"simulated submission ({first_s:g} s)")
+            return None
         for job in history.jobs:
             delay = history.profiles[job.profile].delay_s
-            wait = job.extra.get("wait_s", 0.0)
-            end_s = job.submit_time_s + shift_h + (0.0 if delay is None else delay) + float(wait or 0.0)
+            end_s = job.submit_time_s + shift_h + (0.0 if delay is None else delay)  # + an unknown wait
             if end_s > first_s:
-                return (f"job {job.id.rpartition('!')[2]} ends at trace time {end_s:g} s, after the first simulated "
-                        f"submission ({first_s:g} s)")
-        return None
+                return (f"job {job.id.rpartition('!')[2]} ends at trace time {end_s:g} s or later, after the first "
+                        f"simulated submission ({first_s:g} s)")
+        return ("it was converted without completed_before, and its jobs' waits are not in the file: whether "
+                f"they ended before the first simulated submission (trace time {first_s:g} s) is unknown; convert "
+                f"it with --completed-before {first_s:g}")
 
     def signature(w, job) -> tuple[Any, ...]:
         return (job.id.rpartition("!")[2], job.submit_time_s, job.res, job.walltime_s, w.profiles[job.profile].delay_s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -240,33 +241,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def source_commit() -> str:
-    """The commit of the code running (short hash, and whether the tree has uncommitted changes)."""
-    import subprocess
-
-    source = Path(__file__).resolve().parents[1]
-    try:
-        commit = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (not a git checkout)"
-    return commit + (" with uncommitted changes" if dirty else "")
-
-
 def record_made_by(out: Path, args: argparse.Namespace) -> None:
-    """DIR/made-by.json: the command, campaign file, commit and version of `experiment run` (read by
-    `report --results-file`)."""
+    """DIR/made-by.json: each `experiment run` into DIR (command, campaign file, commit, version,
+    date), oldest first: a resumed campaign keeps the runs an earlier invocation made, and says so
+    (read by `report --results-file` and `reproductions`)."""
     import time
 
     from schedlab import __version__
+    from schedlab.experiments.reproductions import source_commit
 
-    command = ["experiment", "run", args.campaign, "-o", str(out), "--workers", str(getattr(args, "workers", 1))]
+    command = ["experiment", "run", args.campaign, "-o", str(out), "--workers", str(getattr(args, "workers", 1)),
+               *(["--dask", args.dask] if getattr(args, "dask", None) else [])]
     made = {"command": command, "campaign": str(args.campaign), "commit": source_commit(), "version": __version__,
             "date": time.strftime("%Y-%m-%d")}
-    with atomic_write(out / "made-by.json") as handle:
-        handle.write(json.dumps(made, indent=1) + "\n")
+    path = out / "made-by.json"
+    earlier = json.loads(path.read_text()).get("invocations", []) if path.is_file() else []
+    with atomic_write(path) as handle:
+        handle.write(json.dumps({"invocations": [*earlier, made]}, indent=1) + "\n")
 
 
 def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
@@ -277,18 +268,15 @@ def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
     import time
 
     from schedlab import __version__
+    from schedlab.experiments.reproductions import made_by_text, source_commit
 
-    made_by = Path(command[1]) / "made-by.json"
-    run = ""
-    if made_by.is_file():
-        made = json.loads(made_by.read_text())
-        run = (f"Results made by `schedlab {shlex.join(made['command'])}` on {made['date']}, schedlab "
-               f"{made['version']}, commit {made['commit']}; ")
     header = (f"<!-- written by `schedlab report --results-file`: regenerate it, do not edit it -->\n"
-              f"{run}report made by `schedlab {shlex.join(command)}` on {time.strftime('%Y-%m-%d')}, schedlab "
-              f"{__version__}, commit {source_commit()}. Plots and the runs' files are in the results directory "
-              "named there.\n\n")
-    text = markdown.read_text(encoding="utf-8")
+              f"Results made by {made_by_text(Path(command[1]))}; report made by `schedlab {shlex.join(command)}` "
+              f"on {time.strftime('%Y-%m-%d')}, schedlab {__version__}, commit {source_commit()}. Plots and the "
+              "runs' files are in the results directory named there.\n\n")
+    # plots stay in the report directory: name them instead of linking where they are not
+    text = re.sub(r"!\[([^]]*)\]\(([^)]+)\)", r"(plot: \1, `\2` in the report directory)",
+                  markdown.read_text(encoding="utf-8"))
     with atomic_write(path) as handle:
         handle.write(header + text)
 

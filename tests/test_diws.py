@@ -221,16 +221,21 @@ def test_history_overlap_in_trace_time():
     trace time, the converters' shifts undone) overlaps; one ending before does not."""
     from schedlab.predictors.training import history_overlap
 
-    def converted(specs, shift_s, ids="trace job numbers"):
+    def converted(specs, shift_s, ids="trace job numbers", completed_before=None):
         workload = make_workload(specs)
-        extra = {"conversion": {"source": "/data/T.swf.gz", "submit_shift_s": shift_s, "ids": ids}}
+        extra = {"conversion": {"source": "/data/T.swf.gz", "submit_shift_s": shift_s, "ids": ids,
+                                "options": {"completed_before": completed_before}}}
         return type(workload)(name=workload.name, jobs=workload.jobs, profiles=workload.profiles, extra=extra)
 
     window = converted([("50", 0, 1, 10, 20), ("51", 5, 1, 10, 20)], 1000.0)  # trace times 1000, 1005
-    before = converted([("1", 0, 1, 400, 500), ("2", 100, 1, 899, 900)], 0.0)  # ends 400, 999
-    assert history_overlap(before, window) is None
-    late = converted([("1", 0, 1, 400, 500), ("2", 100, 1, 901, 1000)], 0.0)  # ends 1001
-    assert "job 2 ends at trace time 1001 s, after the first simulated submission (1000 s)" in \
+    jobs = [("1", 0, 1, 400, 500), ("2", 100, 1, 899, 900)]  # end at 400 and 999 at the earliest
+    assert history_overlap(converted(jobs, 0.0, completed_before=1000.0), window) is None
+    assert "completed before trace time 1001 s, after the first simulated submission (1000 s)" in \
+        history_overlap(converted(jobs, 0.0, completed_before=1001.0), window)
+    # without completed_before the waits are unknown: job 2 may have waited and ended after 1000
+    assert "converted without completed_before" in history_overlap(converted(jobs, 0.0), window)
+    late = converted([("1", 0, 1, 400, 500), ("2", 100, 1, 901, 1000)], 0.0)  # ends at 1001 or later
+    assert "job 2 ends at trace time 1001 s or later, after the first simulated submission (1000 s)" in \
         history_overlap(late, window)
     same = converted([("50", 0, 1, 10, 20)], 1000.0)
     assert "1 of its jobs are simulated jobs too" in history_overlap(same, window)
@@ -275,3 +280,6 @@ def test_bad_model_files_leave_an_earlier_run_byte_identical(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "schedlab: error" in err, err
         assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "keep").iterdir()} == sums
+    fresh = [*common[:-2], str(tmp_path / "fresh"), "-q"]
+    assert main([*fresh, "-s", "diws", "-O", f"model={tmp_path / 'missing.skops'}"]) == 2
+    assert not (tmp_path / "fresh").exists()  # a new results directory is not left behind either

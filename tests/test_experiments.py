@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -253,9 +254,13 @@ def test_report_files_and_plots(tmp_path):
     results = (tmp_path / "RESULTS.md").read_text()
     assert results.startswith("<!-- written by `schedlab report --results-file`")
     assert f"`schedlab report {tmp_path / 'o'} -o {tmp_path / 'r'} --results-file" in results
-    assert ", commit " in results and results.endswith(report)
-    made = json.loads((tmp_path / "o" / "made-by.json").read_text())
-    assert made["command"][:3] == ["experiment", "run", str(path)] and made["commit"]
+    assert ", commit " in results and "](gantt.png)" not in results  # plots named, not linked from elsewhere
+    plots = re.findall(r"!\[([^]]*)\]\(([^)]+)\)", report)
+    assert len(plots) == 4 and all(f"(plot: {title}, `{png}` in the report directory)" in results
+                                   for title, png in plots)
+    assert results.endswith(re.sub(r"!\[([^]]*)\]\(([^)]+)\)", r"(plot: \1, `\2` in the report directory)", report))
+    made = json.loads((tmp_path / "o" / "made-by.json").read_text())["invocations"]
+    assert len(made) == 1 and made[0]["command"][:3] == ["experiment", "run", str(path)] and made[0]["commit"]
     assert f"Results made by `schedlab experiment run {path} -o {tmp_path / 'o'}" in results
 
 
@@ -506,3 +511,17 @@ def test_the_warm_up_leaves_out_the_same_jobs_whatever_order_they_ended_in(tmp_p
     # one job of three is left out: job 1 (the lowest id), in both files
     assert summaries[0] == summaries[1]
     assert summaries[0]["metrics_after_warmup"]["mean_waiting_time_s"] == 35.0
+
+
+def test_a_campaign_run_whose_history_is_the_simulated_workload_fails_with_the_reason(tmp_path):
+    """history = "@workload" trains DIWS on the jobs it simulates: the run is recorded as failed,
+    with the overlap as its error (the other runs go on)."""
+    path = tmp_path / "c.toml"
+    path.write_text('name = "h"\nseeds = [1]\n[[workloads]]\nname = "s"\nsynthetic = { jobs = 60, resources = 16 }\n'
+                    '[[platforms]]\nname = "c16"\nresources = 16\n[[schedulers]]\nname = "easy"\n'
+                    '[[schedulers]]\nname = "diws"\noptions = { history = "@workload" }\n')
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "1"]) == 1
+    frame = pd.read_parquet(tmp_path / "o" / "results.parquet")
+    failed = frame[~frame["complete"]]
+    assert list(failed["scheduler"]) == ["diws"] and "overlaps the simulated workload" in failed["error"].iloc[0]
+    assert frame[frame["scheduler"] == "easy"]["complete"].all()

@@ -336,3 +336,17 @@ def test_dynamic_policies_are_recomputed_at_each_decision(queue_order):
     engine.run()
     starts = {k.split("!")[1]: r.start_s for k, r in engine.records.items()}
     assert starts == {"blocker": 0.0, "b": 100.0, "a": 110.0}
+
+
+def test_the_table_of_record_takes_factories_with_and_without_published_figures(tmp_path):
+    write_trace(tmp_path / "t.swf")
+    (tmp_path / "f.toml").write_text(FACTORY.format(extra=""))
+    bare = FACTORY.format(extra="").split("[paper]")[0]
+    (tmp_path / "g.toml").write_text(bare.replace('name = "f"', 'name = "g"'))
+    for name in ("f", "g"):
+        assert main(["experiment", "run", str(tmp_path / f"{name}.toml"), "-o", str(tmp_path / name)]) == 0
+    record = tmp_path / "r.md"
+    assert main(["reproductions", str(tmp_path / "f"), str(tmp_path / "g"), "-o", str(record)]) == 0
+    text = record.read_text()
+    assert "## f" in text and "| MAE of Lin | f | 4.50·10⁻³ |" in text
+    assert "## g" in text and "No published figure to compare." in text
