@@ -25,7 +25,9 @@ def source_commit() -> str:
     try:
         commit = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+        # the tables of record are outputs: regenerating them does not make the code "changed"
+        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)experiments/*/RESULTS-*.md", ":(exclude)docs/reproductions.md"],
                                capture_output=True, text=True, check=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown (not a git checkout)"
