@@ -105,15 +105,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         scheduler.check_inputs(workload)
     Engine.check_workload(workload)
     existed = Path(args.out).exists()
-    check_output_dir(args.out)  # a bad output path is said before a model is trained
+    out = check_output_dir(args.out)  # a bad output path is said before a model is trained
     if not args.external:
         try:
             scheduler.prepare()  # loads or trains what the options name: a bad file fails before any output
         except BaseException:
-            if not existed and not any(Path(args.out).iterdir()):
-                Path(args.out).rmdir()  # made by the check above: nothing of ours stays behind
+            if not existed and not any(out.iterdir()):
+                out.rmdir()  # made by the check above: nothing of ours stays behind
             raise
-    out = check_output_dir(args.out)
     if args.record:
         check_output_file(args.record)
     if args.external:  # started first: a command that cannot start leaves an earlier run's files alone

@@ -34,8 +34,7 @@ from schedlab.schedulers.predicted import PredictedEasy
 class DIWS(PredictedEasy):
     """DIWS: EASY backfilling with the queue in predicted-run-time order and predictions in the plan."""
 
-    option_choices = {**getattr(PredictedEasy, "option_choices", {}),
-                      "model": "a predictor saved by `schedlab predictor train` (PATH.skops)",
+    option_choices = {"model": "a predictor saved by `schedlab predictor train` (PATH.skops)",
                       "history": "a workload of jobs completed before the simulated ones, to train the predictor on",
                       "allow_overlap": "true: accept a history that overlaps the simulated workload (an oracle arm; "
                                        "refused otherwise: look-ahead)",
