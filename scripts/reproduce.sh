@@ -6,7 +6,7 @@
 # Needs ../shared/data (the traces); WORKERS (default 2) runs in parallel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ALL="policies/factory-their-tuples policies/clairvoyant-authors walltime/coare walltime/coare-7days hybrid/kth diws/ricc"
+ALL="policies/factory-their-tuples policies/clairvoyant-authors policies/longterm walltime/coare walltime/coare-7days hybrid/kth diws/ricc"
 studies=("$@")
 if [ "${#studies[@]}" = 0 ] || [ "${studies[0]}" = all ]; then read -r -a studies <<< "$ALL"; fi
 for study in "${studies[@]}"; do
