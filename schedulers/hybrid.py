@@ -52,9 +52,18 @@ ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 class Hybrid(PlanBased):
     """Predictable jobs planned (online-SVF on an alpha share), the others EASY-backfilled."""
 
-    option_choices = {**PlanBased.option_choices, "retrain": "SECONDS of simulated time between reliability retrains",
-                      "step2_order": "fcfs (default) | sjbf: the order step 2 tries backfilling candidates in "
-                                     "(sjbf: shortest requested time first, as the study's FCFS-BF1 baseline)"}
+    option_choices = {"retrain": "SECONDS > 0", "alpha0": "0.1 .. 1", "threshold": "0 .. 1"}
+    option_help = {
+        "alpha0": "the share of the machine planned jobs start with (at most floor(alpha m) cores at once)",
+        "threshold": "a job is predictable iff its estimated prediction accuracy is at least this",
+        "retrain": "simulated seconds between reliability retrains (alpha is updated at each)",
+        "alpha_rule": "how alpha follows the predictable jobs' share of requested core-time: the mean of the "
+                      "two (ema, ours), alpha x ratio (paper, the study's Eq. 1, which only shrinks), or fixed",
+        "reliability": "the model that estimates each prediction's accuracy: gradient-boosted trees "
+                       "(scikit-learn or xgboost) or a decision tree",
+        "protect_head": "an unpredictable head keeps its reservation against planned jobs (EASY's rule)",
+        "step2_order": "the order step 2 tries backfilling candidates in: queue order, or shortest requested "
+                       "time first (as the study's FCFS-BF1 baseline)"}
     #: no model from fewer completed jobs (80% row subsampling needs a few rows to leave out)
     MIN_TRAINING_ROWS = 5
 
@@ -210,10 +219,15 @@ class Hybrid(PlanBased):
         if not (self._released or self._new):
             return
         share, profile = self.share, self.plan_profile(now)
-        head = next((e[3] for e in self._queue if not (e[5] <= share and self.predictable[e[3].id])), None)
-        if self.protect_head and head is not None and self._head is not None and self._head[0] == head.id:
+        head = None
+        if self.protect_head and self._head is not None:
             # once a head, its reservation depends on the running jobs only (EASY's rule): planned
-            # jobs go around it, else a stream of predictable jobs would push it back forever
+            # jobs go around it, else a stream of predictable jobs would push it back forever. It
+            # stays the head while it waits outside the plan, even when a smaller share sends
+            # earlier predictable jobs to step 2 ahead of it: they go around it too (step 2)
+            head = next((e[3] for e in self._queue if e[3].id == self._head[0]
+                         and not (e[5] <= share and self.predictable[e[3].id])), None)
+        if head is not None:
             duration_s = self.requested_of_s[head.id]
             start_s = profile.earliest(head.res, duration_s)
             profile.reserve(start_s, start_s + duration_s, head.res)
@@ -237,6 +251,10 @@ class Hybrid(PlanBased):
         share, predictable, requested = self.share, self.predictable, self.requested_of_s
         candidates = [e for e in self._queue if not (e[3].res <= share and predictable[e[3].id])]
         kept = self._head  # the head's reservation, already in the profile
+        if kept is not None and candidates[0][3].id != kept[0]:
+            # a smaller share sent earlier predictable jobs here, ahead of the kept head: the head
+            # goes first, they follow in queue order (EASY: the protected job is served first)
+            candidates.sort(key=lambda e: e[3].id != kept[0])  # stable: the others keep their order
         rest_from = len(candidates)
         for index, entry in enumerate(candidates):
             job = entry[3]

@@ -131,7 +131,8 @@ def test_runtime_option_sources(tmp_path):
     oracle = oracle_file(tmp_path, workload)
     estimates = {}
     for runtime in ("requested", "exact", "perturbed:0.25"):
-        scheduler = create_scheduler("online-svf", {"runtime": runtime, "oracle": oracle, "seed": "3"})
+        given = {"runtime": runtime, "seed": "3", **({"oracle": oracle} if runtime != "requested" else {})}
+        scheduler = create_scheduler("online-svf", given)
         Engine(Platform.homogeneous(64), workload, scheduler).run()
         estimates[runtime] = {job.id: scheduler.estimate_s(job) for job in workload.jobs}
     actual = {job.id: workload.profiles[job.profile].delay_s for job in workload.jobs}
@@ -221,15 +222,19 @@ def watched_hybrid(options):
             return decisions  # nothing changed: the plan of the previous decision stands
         share, profile = scheduler.share, plan_profile(now)
         others = [e[3] for e in scheduler._queue if not (scheduler.predictable[e[3].id] and e[5] <= share)]
-        head = others[0] if others and others[0].id in scheduler.head_reservations_s else None
+        # the kept head: the previous decision's, still waiting outside the plan (wherever a smaller
+        # share put it among the others); else a new head, the first of the others, reserved after the plan
+        kept = next((job for job in others if previous_head is not None and job.id == previous_head[0]), None)
+        head = kept if kept is not None else others[0] if others else None
+        if head is not None and head.id not in scheduler.head_reservations_s:
+            head = None
 
         def head_holds():
             start_s = profile.earliest(head.res, scheduler.requested_s(head))
             assert start_s == scheduler.head_reservations_s[head.id]
             profile.reserve(start_s, start_s + scheduler.requested_s(head), head.res)
 
-        kept = head is not None and previous_head is not None and previous_head[0] == head.id
-        if kept:  # a head since an earlier decision: reserved before the plan (protect_head)
+        if head is not None and kept is not None:  # a head since an earlier decision: reserved before the plan
             head_holds()
         planned = sorted((e for e in scheduler._queue if scheduler.predictable[e[3].id] and e[5] <= share),
                          key=lambda e: (e[4] * e[5], e[1], e[2]))
