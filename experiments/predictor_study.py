@@ -34,7 +34,7 @@ from schedlab import __version__
 from schedlab.errors import InputError
 from schedlab.predictors.evaluate import METRICS, flat_report
 
-STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "paper", "workload", "tables"}
+STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "paper", "workload", "tables", "cause"}
 TABLE_KEYS = {"name", "title", "split", "features"}
 def load_study(path: str | Path) -> dict[str, Any]:
     """Validate a study file before any work; one line naming the file, line and key otherwise."""
@@ -71,6 +71,11 @@ def load_study(path: str | Path) -> dict[str, Any]:
             raise at.error("this table name is used twice", "tables", index, "name")
     for model in models:
         check_choices("diws", model)
+    from schedlab.experiments.paper_rows import CAUSES
+
+    cause = doc.get("cause", "unknown")
+    if not isinstance(cause, str) or not cause.startswith(CAUSES):
+        raise at.error(f"expected a cause starting with {', '.join(CAUSES)}", key="cause")
     paper: dict[str, Any] = {}
     if "paper" in doc:
         paper_path = (path.parent / str(doc["paper"])).resolve()
@@ -79,7 +84,8 @@ def load_study(path: str | Path) -> dict[str, Any]:
         paper = _paper_values(paper_path)
     return {"kind": "predictor-study", "name": str(doc.get("name", path.stem)), "models": models, "seed": seed,
             "test_share": float(share), **source,
-            "tables": [{"features": "diws", "title": t["name"], **t} for t in tables], "paper": paper}
+            "tables": [{"features": "diws", "title": t["name"], **t} for t in tables], "paper": paper,
+            "cause": cause}
 
 
 def load_workload_table(doc: dict[str, Any], at: Any, path: Path) -> dict[str, Any]:
@@ -207,6 +213,32 @@ def table_layout(frame: pd.DataFrame, study: dict[str, Any], table: dict[str, An
     for column, heading in (("fit_s", "fitting time (s)"), ("predict_us_per_job", "prediction (µs per job)")):
         lines.append({"metric": heading, **{f"{m} ours": part.loc[m, column] for m in part.index}})
     return pd.DataFrame(lines)
+
+
+def paper_rows(results_dir: Path) -> pd.DataFrame:
+    """The table of record's rows: per table and model with published values, R² and MAE, paper vs
+    ours; then the paper's finding (the headline). The study file's `cause` explains them."""
+    study = json.loads((results_dir / "study.json").read_text())
+    frame = pd.read_parquet(results_dir / "results.parquet")
+    cause, evidence = study.get("cause", "unknown"), f"{results_dir.name}/results.parquet"
+    lines = []
+    for table in study["tables"]:
+        for model in study["models"]:
+            published = study.get("paper", {}).get(table["name"], {}).get(model)
+            ours = frame[(frame["table"] == table["name"]) & (frame["model"] == model)]
+            if not published or ours.empty:
+                continue
+            for column, heading in (("r2", "R²"), ("mae_min", "MAE (min)")):
+                if published.get(column) is not None:
+                    lines.append({"row": f"{table['title']}: {model} {heading}", "paper": f"{published[column]:.2f}",
+                                  "ours": f"{float(ours[column].iloc[0]):.2f}", "same sign?": "n/a",
+                                  "cause": cause, "evidence": evidence})
+    found = headline(frame, study)
+    for row in [] if found is None else found.to_dict("records"):
+        same = row["same direction (time split lower)?"]
+        lines.append({"row": f"finding: {row['row']} (time split lower)", "paper": row["paper"], "ours": row["ours"],
+                      "same sign?": same, "cause": "none" if same == "yes" else cause, "evidence": evidence})
+    return pd.DataFrame(lines, columns=["row", "paper", "ours", "same sign?", "cause", "evidence"])
 
 
 def headline(frame: pd.DataFrame, study: dict[str, Any]) -> pd.DataFrame | None:

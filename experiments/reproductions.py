@@ -62,6 +62,14 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
                               "paper": table["paper figure"], "ours": ours, "same sign?": table["same sign?"],
                               "cause": table["cause"], "evidence": f"{results_dir.name}/factory.json"})
         return result["factory"]["name"], frame
+    if (results_dir / "study.json").is_file():  # a predictor study: published model errors
+        from schedlab.experiments.predictor_study import paper_rows as predictor_rows
+
+        name = json.loads((results_dir / "study.json").read_text())["name"]
+        table = predictor_rows(results_dir)
+        if table.empty:
+            return name, pd.DataFrame(columns=COLUMNS)
+        return name, pd.DataFrame({"where": name, **{c: table[c] for c in table.columns}}, columns=COLUMNS)
     if (results_dir / "claims.json").is_file():
         from schedlab.experiments.claims import claims_table
 
@@ -76,7 +84,8 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
                               "cause": cause, "evidence": table["evidence"]})
         return str(results["campaign"].iloc[0]), frame
     if not (results_dir / "compare.json").is_file():
-        raise InputError("not a factory (factory.json), nor a campaign with [compare] (compare.json) or [[claims]]",
+        raise InputError("not a factory (factory.json), a predictor study (study.json), nor a campaign with "
+                         "[compare] (compare.json) or [[claims]]",
                          path=str(results_dir))
     from schedlab.experiments.paper_rows import paper_table
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from schedlab.cli import main
 from schedlab.engine import Engine
 from schedlab.experiments.campaign import load_campaign
-from schedlab.experiments.claims import claims_table, evaluate
+from schedlab.experiments.claims import NOTHING_WAITS, claims_table, evaluate
 from schedlab.experiments.plan import expand
 from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
@@ -236,6 +236,14 @@ def test_claims_table_counts_groups():
     table = claims_table(frame, [{"row": "FCFS above SAF", "paper": "yes", "check": "above", "policies": ["fcfs"],
                                   "than": ["saf"], "metric": "mean_bounded_slowdown"}])
     assert table["same sign?"].tolist() == ["yes", "no", "no"] and table["ours"].iloc[-1] == "holds in 1 of 2"
+    # a tie at 1 (nothing waits) is a measured cause; a tie elsewhere stays unknown
+    ties = pd.concat([group({"saf": 1.0, "fcfs": 1.0}).assign(workload="idle"),
+                      group({"saf": 5.0, "fcfs": 5.0}).assign(workload="even")])
+    ties = ties.assign(platform="p", scheduler="list", complete=True, repetition=math.nan, instance=ties["workload"])
+    table = claims_table(ties, [{"row": "FCFS above SAF", "paper": "yes", "check": "above", "policies": ["fcfs"],
+                                 "than": ["saf"], "metric": "mean_bounded_slowdown"}])
+    assert table["same sign?"].tolist() == ["-", "-", "-"]
+    assert table["cause"].tolist()[:2] == [NOTHING_WAITS, "unknown"]
 
 
 @pytest.mark.parametrize("name", sorted(n for n, p in POLICIES.items() if p.vector is not None))

@@ -69,6 +69,12 @@ def test_a_predictor_study_runs_once_and_reports_beside_the_paper(tmp_path, caps
     assert "| MAE (min) |" in text and "| 23.51 |" in text  # the paper's DT MAE, random split
     assert "| DT R², random / time split | 0.72 / 0.62 |" in text
     assert (tmp_path / "report" / "predictors.png").stat().st_size > 10_000
+    # the table of record: the published R² and MAE per table and model, then the paper's finding
+    assert main(["reproductions", str(tmp_path / "out"), "-o", str(tmp_path / "rep.md")]) == 0
+    record = (tmp_path / "rep.md").read_text()
+    assert "| Tab. 3: random: dt R² | s | 0.72 |" in record and "| Tab. 5: time: dt MAE (min) | s |" in record
+    assert "finding: DT R², random / time split (time split lower) | s | 0.72 / 0.62 |" in record
+    assert "walltime R²" not in record  # nothing published for the baseline
 
 
 def test_a_predictor_study_checks_its_file_first(tmp_path, capsys):
@@ -87,6 +93,9 @@ def test_a_predictor_study_checks_its_file_first(tmp_path, capsys):
     study.write_text(study_file(tmp_path).read_text().replace(f'file = "{tmp_path / "w.json"}"',
                                                               f'swf = "{swf}"\nconvert = {{ days = "x" }}'))
     one_line_error(capsys, ["experiment", "plan", str(study), "-o", str(tmp_path / "o")], "workload[0].convert")
+    text = study_file(tmp_path).read_text()
+    study.write_text(text.replace("test_share = 0.3\n", 'test_share = 0.3\ncause = "because"\n'))
+    one_line_error(capsys, ["experiment", "plan", str(study), "-o", str(tmp_path / "o")], "expected a cause")
 
 
 def test_a_study_on_run_times_that_do_not_vary_reports_no_r2(tmp_path, capsys):
