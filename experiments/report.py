@@ -127,8 +127,20 @@ def _pyplot():
 
 
 def _save(fig, path: Path, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> Path:
+    """Lay out and write a figure: a title wider than the figure is wrapped to it, and the saved
+    image grows to hold anything still outside (no label is cut at an edge)."""
+    title = getattr(fig, "_suptitle", None)
+    if title is not None and title.get_text():
+        import textwrap
+
+        # characters per line: the figure's width over an average glyph (~0.55 em) at the title's size
+        per_line = max(20, int(fig.get_figwidth() * 72 / (0.55 * title.get_fontsize())))
+        lines = [textwrap.fill(line, per_line) for line in title.get_text().split("\n")]
+        title.set_text("\n".join(lines))
+        extra = sum(line.count("\n") for line in lines) * title.get_fontsize() * 1.3 / 72 / fig.get_figheight()
+        rect = (rect[0], rect[1], rect[2], rect[3] - extra)
     fig.tight_layout(rect=rect)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.08)
     _pyplot().close(fig)
     return path
 
@@ -149,7 +161,7 @@ def _panels(data: pd.DataFrame, width: float, height: float):
                 axes[i][j].set_axis_off()
                 continue
             platform = platforms[workload][j]
-            axes[i][j].set_title(f"{workload} on {platform}", fontsize=10)
+            axes[i][j].set_title(f"{workload} on {platform}", fontsize=10, pad=12)
             panels.append((axes[i][j], data[(data["workload"] == workload) & (data["platform"] == platform)]))
     return fig, panels
 
@@ -230,10 +242,10 @@ def plot_bsld_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
         low, high = min(v.min() for v in values), max(v.max() for v in values)
         if high / max(low, 1e-9) > 20:
             axis.set_yscale("log")
-        for position, value in enumerate(values, start=1):  # the median, readable when boxes are close
-            median = float(np.median(value))
-            axis.annotate(median_text(median), (position, median),
-                          textcoords="offset points", xytext=(12, 3), fontsize=7, color="#a04000")
+        top = axis.get_xaxis_transform()  # x: data, y: axes fraction: medians in a row above the boxes
+        for position, value in enumerate(values, start=1):
+            axis.text(position, 1.01, median_text(float(np.median(value))), transform=top,
+                      ha="center", va="bottom", fontsize=7, color="#a04000")
         axis.tick_params(axis="x", rotation=25, labelsize=8)
         for label in axis.get_xticklabels():
             label.set_horizontalalignment("right")
@@ -354,8 +366,22 @@ text-align:right}th{background:#eee}td:first-child,td:nth-child(2),td:nth-child(
 img{max-width:100%;border:1px solid #ddd}figcaption{font-size:12px;color:#555}"""
 
 
+def check_gantt_run(results_dir: Path, gantt_run: str) -> None:
+    """`--gantt RUN_ID` names a run of this campaign (checked before any output is made)."""
+    from schedlab.errors import InputError
+
+    results = results_dir / "results.parquet"
+    if not results.is_file():
+        raise InputError("--gantt needs a campaign's results (this directory has no results.parquet)",
+                         path=str(results_dir))
+    if gantt_run not in set(pd.read_parquet(results, columns=["run_id"])["run_id"]):
+        raise InputError(f"--gantt {gantt_run}: no such run in {results}")
+
+
 def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -> dict[str, Any]:
     """Write report.md, report.html (self-contained) and the PNGs into `out`."""
+    if gantt_run is not None:
+        check_gantt_run(results_dir, gantt_run)
     out.mkdir(parents=True, exist_ok=True)
     if (results_dir / "factory.json").is_file():  # a policy factory, not a campaign
         from schedlab.experiments import policy_factory
@@ -423,10 +449,6 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
     chosen = frame.loc[complete & frame["repetition"].isna()]
     if gantt_run is not None:
         chosen = frame.loc[frame["run_id"] == gantt_run]
-        if chosen.empty:
-            from schedlab.errors import InputError
-
-            raise InputError(f"--gantt {gantt_run}: no such run in {results_dir / 'results.parquet'}")
     if not chosen.empty:
         run = chosen.iloc[0]
         run_dir = results_dir / "runs" / run["run_id"]

@@ -218,8 +218,9 @@ def _completed_batches(todo: list[dict[str, Any]], runs_dir: Path, workers: int,
 
 
 def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    """Run what is not finished yet; returns every run's row (finished earlier or now), in plan order."""
+                 progress: Callable[[int, int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Run what is not finished yet; returns every run's row (finished earlier or now), in plan order.
+    `progress(done, total, failed)` is called as runs finish."""
     runs_dir = out_dir.resolve() / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     for leftover in runs_dir.glob(".*.part"):  # runs cut short by a kill: never complete, start again
@@ -233,19 +234,21 @@ def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str 
             todo.append(run)
         else:
             rows[run["id"]] = done
-    if progress is not None:
-        progress(len(rows), len(plain))
+
+    def report() -> None:
+        if progress is not None:
+            progress(len(rows), len(plain), sum(not row["complete"] for row in rows.values()))
+
+    report()
     if todo and workers == 1 and dask is None:  # in this process: no pool to start
         for run in todo:
             rows[run["id"]] = execute_run(run, str(runs_dir))
-            if progress is not None:
-                progress(len(rows), len(plain))
+            report()
     elif todo:
         for results in _completed_batches(todo, runs_dir, workers, dask):
             for result in results:
                 rows[result["run_id"]] = result
-            if progress is not None:
-                progress(len(rows), len(plain))
+            report()
     ordered = [rows[run["id"]] for run in plain]
     write_results(ordered, out_dir / "results.parquet")
     return ordered

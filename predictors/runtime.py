@@ -252,12 +252,13 @@ def save(predictor: RuntimePredictor, path: str | Path, card: dict[str, Any]) ->
 
     import skops.io
 
-    from schedlab.paths import atomic_write
+    from schedlab.paths import atomic_write, give_usual_mode
 
     path = Path(path)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     os.close(fd)
     try:
+        give_usual_mode(temporary)  # as its card: 0644 under the usual umask, not mkstemp's 0600
         skops.io.dump(predictor, temporary)
         os.replace(temporary, path)
     finally:
@@ -278,7 +279,7 @@ def load(path: str | Path) -> tuple[RuntimePredictor, dict[str, Any]]:
 
     path = Path(path)
     if not path.is_file():
-        raise InputError("no such file", path=str(path))
+        raise InputError("is a directory, not a model file" if path.is_dir() else "no such file", path=str(path))
     try:
         untrusted = skops.io.get_untrusted_types(file=path)
     except Exception as exc:  # skops raises many kinds on a file that is not its format

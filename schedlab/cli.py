@@ -8,6 +8,7 @@ import argparse
 import json
 import re
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -99,30 +100,36 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         _warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
               "resources (the platform decides; Batsim only uses nb_res with --mmax-workload)")
     if not args.external:
-        from schedlab.schedulers.base import create_scheduler
+        from schedlab.schedulers.base import create_scheduler, option_named
 
         scheduler: Any = create_scheduler(args.scheduler, options)
-        scheduler.check_inputs(workload)
-    Engine.check_workload(workload)
-    existed = Path(args.out).exists()
-    out = check_output_dir(args.out)  # a bad output path is said before a model is trained
-    if not args.external:
         try:
-            scheduler.prepare()  # loads or trains what the options name: a bad file fails before any output
-        except BaseException:
-            if not existed and not any(out.iterdir()):
-                out.rmdir()  # made by the check above: nothing of ours stays behind
-            raise
-    if args.record:
-        check_output_file(args.record)
-    if args.external:  # started first: a command that cannot start leaves an earlier run's files alone
+            scheduler.check_inputs(workload)
+        except InputError as exc:
+            raise option_named(exc, options) from None
+    Engine.check_workload(workload)
+    if args.external:
         from schedlab.protocol.client import ExternalDecisionProcess
 
-        scheduler = ExternalDecisionProcess(args.external, workload=workload, timeout_s=args.timeout,
-                                            record_path=args.record, log_path=str(out / "external.log"))
-        name = f"external: {args.external}"
-    else:
-        name = args.scheduler
+        ExternalDecisionProcess.check_command(args.external)
+    existed = Path(args.out).exists()
+    out = check_output_dir(args.out)  # a bad output path is said before a model is trained
+    try:
+        if not args.external:
+            try:
+                scheduler.prepare()  # loads or trains what the options name: a bad file fails before any output
+            except InputError as exc:
+                raise option_named(exc, options) from None
+        if args.record:
+            check_output_file(args.record)
+        if args.external:  # started first: a command that cannot start leaves an earlier run's files alone
+            scheduler = ExternalDecisionProcess(args.external, workload=workload, timeout_s=args.timeout,
+                                                record_path=args.record, log_path=str(out / "external.log"))
+    except BaseException:
+        if not existed and not any(out.iterdir()):
+            out.rmdir()  # made by the check above: nothing of ours stays behind
+        raise
+    name = f"external: {args.external}" if args.external else args.scheduler
     removed = clear_run_files(out, keep=("external.log",) if args.external else ())
     if removed and not args.quiet:
         print(f"{out}: replaced {', '.join(removed)} of an earlier run", file=sys.stderr)
@@ -210,7 +217,10 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
     for name, cls in sorted(all_schedulers().items()):
         print(f"{name}\n    {_first_sentence(cls.__doc__)}")
         for spec in scheduler_option_specs(cls):
-            print(f"      -O {spec.name + '=':<16} {spec.choices}; default {spec.default}")
+            default = "none" if spec.default in ("", None) else str(spec.default).lower() if isinstance(
+                spec.default, bool) else spec.default
+            print(f"      -O {spec.name + '=':<16} {spec.choices} (default: {default})")
+            print(textwrap.fill(spec.help, width=100, initial_indent=" " * 12, subsequent_indent=" " * 12))
     print("\nqueue_order policies (smallest score first):")
     for name, policy in sorted(POLICIES.items()):
         print(f"    {name:<8} {_first_sentence(policy.doc)}")
@@ -233,6 +243,40 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+class _StoreOnce(argparse._StoreAction):
+    """A single-valued option given twice is an error (`-o a --out b` used to keep `b` silently)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # argparse's signature
+        seen = namespace.__dict__.setdefault("_given_once", set())
+        if self.dest in seen:
+            names = "/".join(self.option_strings) or self.dest
+            parser.error(f"{names} given twice (give it once)")
+        seen.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Each option's help ends with its default, unless the sentence already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if ("default" in text or action.default is None or action.default is False
+                or action.default == argparse.SUPPRESS or not action.option_strings):
+            return text
+        return f"{text} (default: {action.default})"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with single-valued options refused when repeated and defaults in the help;
+    sub-commands inherit it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _DefaultsFormatter)
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+
 def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> None:
     if positional:
         parser.add_argument("scheduler", help="scheduler name (see `schedlab schedulers`)")
@@ -242,19 +286,16 @@ def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> No
                         help="scheduler option, repeatable, each key once (e.g. -O queue_order=spt)")
 
 
-#: Commands whose parser does not need the predictors' option lists (which load scikit-learn)
-LIGHT_COMMANDS = frozenset({"simulate", "serve", "record", "metrics", "schedulers", "demo"})
-
-
 def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
-    """The whole command line; `light`: without the `predictor` command (start-up of the others)."""
+    """The whole command line; `light`: the `predictor` command without its options (they load
+    scikit-learn: start-up of every other command, `--version` and `--help` included)."""
     from schedlab import __version__
     from schedlab.cli_experiments import add_parsers as add_experiment_parsers
     from schedlab.cli_policies import add_parsers as add_policy_parsers
     from schedlab.cli_predictors import add_parsers as add_predictor_parsers
     from schedlab.cli_workloads import add_parsers
 
-    parser = argparse.ArgumentParser(prog="schedlab", description=__doc__)
+    parser = Parser(prog="schedlab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"schedlab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -276,7 +317,8 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--allow-overlap", action="store_true",
                    help="let -O history=FILE hold simulated jobs or jobs ending after the first simulated "
                         "submission (refused otherwise: training on them looks ahead); for an oracle arm")
-    p.add_argument("--quiet", "-q", action="store_true")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar and no metrics table (errors are still said)")
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("serve", help="be the decision process of a real batsim (ZeroMQ REP)")
@@ -291,14 +333,14 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     p = sub.add_parser("record", help="relay Batsim <-> a decision process, writing every message")
     p.add_argument("--listen", required=True, help="endpoint batsim connects to (bound here), e.g. tcp://127.0.0.1:28000")
     p.add_argument("--forward", required=True, help="endpoint the decision process binds, e.g. tcp://127.0.0.1:28001")
-    p.add_argument("--output", "-o", required=True, help="JSON-lines file")
+    p.add_argument("--output", "-o", required=True, help="JSON-lines file to write, one message per line")
     p.add_argument("--timeout", type=float, default=None, help="give up after this many silent seconds")
     p.set_defaults(func=cmd_record)
 
     p = sub.add_parser("metrics", help="metrics of a jobs.csv (ours or Batsim's)")
-    p.add_argument("jobs_csv")
+    p.add_argument("jobs_csv", help="a jobs.csv written by schedlab or real Batsim (`OUT_jobs.csv`)")
     p.add_argument("--nb-resources", type=int, help="platform size (default: from the sibling schedule.csv)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON instead of a table")
     p.set_defaults(func=cmd_metrics)
 
     p = sub.add_parser("schedulers", help="list schedulers, their options and queue policies")
@@ -306,16 +348,15 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="generate a workload and compare fcfs, easy, easy-sjbf")
     p.add_argument("--out", "-o", default="out/demo", help="results directory (default out/demo)")
-    p.add_argument("--jobs", type=int, default=2000)
-    p.add_argument("--resources", type=int, default=256)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--quiet", "-q", action="store_true")
+    p.add_argument("--jobs", type=int, default=2000, help="jobs in the generated workload")
+    p.add_argument("--resources", type=int, default=256, help="resources of the platform and the workload")
+    p.add_argument("--seed", type=int, default=1, help="seed of the generated workload")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_demo)
 
     add_parsers(sub)
     add_experiment_parsers(sub)
-    if not light:
-        add_predictor_parsers(sub)
+    add_predictor_parsers(sub, light=light)
     add_policy_parsers(sub)
     return parser
 
@@ -323,8 +364,9 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in arguments if not a.startswith("-")), None)
-    parser = build_parser(light=command in LIGHT_COMMANDS)
+    parser = build_parser(light=command != "predictor")
     args = parser.parse_args(arguments)
+    vars(args).pop("_given_once", None)
     try:
         return int(args.func(args) or 0)
     except InputError as exc:

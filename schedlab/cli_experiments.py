@@ -54,14 +54,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
         for table in study["tables"]:
             print(f"  {table['title']}: {table['split']} split, {table['features']}: {', '.join(study['models'])}")
         return 0
-    from schedlab.experiments.plan import history_notes
+    import tempfile
 
-    campaign, runs, out = _campaign_and_runs(args)
-    print(f"campaign {campaign.name!r} ({args.campaign}), inputs in {out}")
-    for note in history_notes(runs):
-        print(f"note: {note}")
-    print(describe(runs))
+    from schedlab.experiments.campaign import load_campaign
+    from schedlab.experiments.plan import expand, history_notes
+
+    campaign = load_campaign(args.campaign)
+    out = Path(args.output or Path("out") / campaign.name)
+    with tempfile.TemporaryDirectory(prefix="schedlab-plan-") as scratch:  # plan only prints: inputs made aside
+        runs = expand(campaign, Path(scratch))
+        print(f"campaign {campaign.name!r} ({args.campaign}), inputs in {out} when run")
+        for note in history_notes(runs):
+            print(f"note: {note}")
+        print(describe(runs))
     return 0
+
+
+def _say(args: argparse.Namespace):
+    """print, flushed (a log shows each line as it comes), unless --quiet."""
+    return (lambda line: None) if getattr(args, "quiet", False) else (lambda line: print(line, flush=True))
 
 
 def _run(args: argparse.Namespace, campaign, runs, out: Path) -> list[dict[str, Any]]:
@@ -70,13 +81,15 @@ def _run(args: argparse.Namespace, campaign, runs, out: Path) -> list[dict[str, 
     if args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
     bar = None
-    if sys.stderr.isatty():  # a bar with ETA on a terminal; logs get the final line only
+    if sys.stderr.isatty() and not args.quiet:  # a bar with ETA on a terminal; logs get the final line only
         from tqdm import tqdm
 
         bar = tqdm(total=len(runs), unit="run", desc=f"campaign {campaign.name}", file=sys.stderr, smoothing=0.1)
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, total: int, failed: int) -> None:
         if bar is not None:
+            if failed:
+                bar.set_postfix(failed=failed, refresh=False)
             bar.update(done - bar.n)
 
     try:
@@ -98,8 +111,8 @@ def _run_study(args: argparse.Namespace, kind: str = "predictor-study") -> int:
     study = load_study(args.campaign)
     out = check_output_dir(args.output or Path("out") / study["name"])
     record_made_by(out, args)
-    frame = run_study(study, out, progress=lambda line: print(line, flush=True))
-    print(f"{what} {study['name']!r}: {len(frame)} models -> {out / 'results.parquet'}")
+    frame = run_study(study, out, progress=_say(args))
+    _say(args)(f"{what} {study['name']!r}: {len(frame)} models -> {out / 'results.parquet'}")
     return 0
 
 
@@ -112,17 +125,17 @@ def _run_factory(args: argparse.Namespace) -> int:
     out = check_output_dir(args.output or Path("out") / factory["name"])
     record_made_by(out, args)
     bar = None
-    if sys.stderr.isatty():
+    if sys.stderr.isatty() and not args.quiet:
         from tqdm import tqdm
 
         bar = tqdm(total=factory["tuples"], unit="tuple", desc=f"scores {factory['name']}", file=sys.stderr)
     try:
-        run_factory(factory, out, workers=args.workers, progress=lambda line: print(line, flush=True),
+        run_factory(factory, out, workers=args.workers, progress=_say(args),
                     tuple_done=None if bar is None else bar.update)
     finally:
         if bar is not None:
             bar.close()
-    print(f"policy factory {factory['name']!r}: -> {out / 'fitted.toml'}, {out / 'factory.json'}")
+    _say(args)(f"policy factory {factory['name']!r}: -> {out / 'fitted.toml'}, {out / 'factory.json'}")
     return 0
 
 
@@ -140,7 +153,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     campaign, runs, out = _campaign_and_runs(args)
     record_made_by(out, args)
-    notes = history_notes(runs)
+    notes = [] if args.quiet else history_notes(runs)
     for note in notes[:3]:
         print(f"note: {note}", file=sys.stderr)
     if len(notes) > 3:
@@ -157,8 +170,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             handle.write(json.dumps(list(campaign.claims), indent=1, sort_keys=True) + "\n")
     rows = _run(args, campaign, runs, out)
     failed = [r for r in rows if not r["complete"]]
-    print(f"campaign {campaign.name!r}: {len(rows) - len(failed)} of {len(rows)} runs complete -> "
-          f"{out / 'results.parquet'}")
+    _say(args)(f"campaign {campaign.name!r}: {len(rows) - len(failed)} of {len(rows)} runs complete -> "
+               f"{out / 'results.parquet'}")
     if failed:
         print(f"schedlab: error: {len(failed)} run(s) failed (first: {failed[0]['run_id']}: {failed[0]['error']})",
               file=sys.stderr)
@@ -197,7 +210,7 @@ def _compare(args: argparse.Namespace, campaign, runs, out: Path, expected_path:
         with atomic_write(expected_path) as handle:
             handle.write(json.dumps({"campaign": campaign.name, "fields": list(CHECKED_FIELDS), "runs": got},
                                     indent=1, sort_keys=True) + "\n")
-        print(f"{len(got)} runs recorded -> {expected_path}")
+        _say(args)(f"{len(got)} runs recorded -> {expected_path}")
         return 0
     expected = json.loads(expected_path.read_text())["runs"]
     problems = [f"missing run: {key}" for key in expected if key not in got]
@@ -218,16 +231,18 @@ def _compare(args: argparse.Namespace, campaign, runs, out: Path, expected_path:
         print(f"schedlab: error: {len(problems)} difference(s) from {expected_path} (a change that moves a figure "
               "updates it with --update and says why in CHANGELOG.md)", file=sys.stderr)
         return EXIT_FAILURE
-    print(f"campaign {campaign.name!r}: {len(got)} runs equal {expected_path}")
+    _say(args)(f"campaign {campaign.name!r}: {len(got)} runs equal {expected_path}")
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from schedlab.experiments.report import make_report
+    from schedlab.experiments.report import check_gantt_run, make_report
 
     results = Path(args.results) / "results.parquet"
     if not results.is_file() and not (Path(args.results) / "factory.json").is_file():
         raise InputError("no results.parquet here (run `schedlab experiment run` first)", path=args.results)
+    if args.gantt:
+        check_gantt_run(Path(args.results), args.gantt)
     out = check_output_dir(args.output)
     if args.results_file:
         check_output_file(args.results_file)
@@ -309,13 +324,15 @@ def add_parsers(sub: Any) -> None:
             g.add_argument("--dask", metavar="TARGET",
                            help="run on Dask: local (a LocalCluster of --workers processes), slurm or pbs "
                                 "(dask-jobqueue, from the dask configuration), or a scheduler address")
+            g.add_argument("--quiet", "-q", action="store_true",
+                           help="no progress bar, notes or summary line (errors are still said)")
         if name == "check":
             g.add_argument("--expected", help="expected results (default: expected/NAME.json beside the campaign)")
             g.add_argument("--update", action="store_true", help="record the results as the expected ones")
         g.set_defaults(func=func)
     p = sub.add_parser("report", help="Markdown + HTML report with plots of a campaign's results")
     p.add_argument("results", help="a campaign's results directory (holding results.parquet)")
-    p.add_argument("--output", "-o", required=True, help="report directory")
+    p.add_argument("--output", "-o", required=True, help="report directory to write (report.md, report.html, PNGs)")
     p.add_argument("--gantt", metavar="RUN_ID", help="run to draw as a Gantt chart (default: the first)")
     p.add_argument("--results-file", metavar="FILE",
                    help="also write the Markdown to FILE (a study's RESULTS.md) headed by the command, commit "

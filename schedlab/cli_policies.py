@@ -79,7 +79,7 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("trace", help="SWF trace (gzip or not)")
     g.add_argument("--tuples", type=int, default=440, help="windows of 16 + 32 jobs (default 440, the study's)")
     g.add_argument("--trials", type=int, default=256000, help="permutations per tuple (default 256,000)")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=int, default=0, help="seed of the tuples drawn and of every trial's shuffle")
     g.add_argument("--processors", type=int, default=0, help="m (default: the MaxProcs or MaxNodes header)")
     g.add_argument("--workers", type=int, default=1, help="processes, one tuple each at a time")
     g.add_argument("--shuffle", choices=("uniform", "authors"), default="uniform",

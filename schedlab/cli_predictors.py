@@ -68,27 +68,34 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Any, *, light: bool = False) -> None:
+    """`light`: the command's name and help only (its option lists load scikit-learn)."""
+    p = sub.add_parser("predictor", help="runtime predictors: train and evaluate")
+    if light:
+        return
     from schedlab.predictors.features import FEATURE_SETS
     from schedlab.predictors.runtime import MODELS
     from schedlab.predictors.training import SPLITS
 
-    p = sub.add_parser("predictor", help="runtime predictors: train and evaluate")
     psub = p.add_subparsers(dest="predictor_command", required=True)
     g = psub.add_parser("train", help="train a runtime predictor on a workload (run times = profile delays)")
     g.add_argument("--workload", "-w", required=True, help="Batsim JSON workload (e.g. converted from a trace)")
-    g.add_argument("--features", choices=sorted(FEATURE_SETS), default="diws")
-    g.add_argument("--model", choices=list(MODELS), default="dt")
+    g.add_argument("--features", choices=sorted(FEATURE_SETS), default="diws",
+                   help="feature set: diws (the DIWS study's), diws-aug (with its augmented features), coare "
+                        "(user, requested CPUs, memory and walltime, for adaboost)")
+    g.add_argument("--model", choices=list(MODELS), default="dt",
+                   help="learner: dt, rf, gb (scikit-learn), gb-xgb (xgboost), adaboost, nn, or the baselines "
+                        "user-last2 and walltime")
     g.add_argument("--split", choices=SPLITS, default="time",
                    help="time: the last jobs test (default); random: a seeded share; none: all train")
     g.add_argument("--test-share", type=float, default=0.3, help="share of jobs in the test set (default 0.3)")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=int, default=0, help="seed of the learner and of a random split")
     g.add_argument("--margin", type=float, default=0.0, help="minutes added to every prediction (default 0)")
     g.add_argument("--output", "-o", required=True, help="model file to write (skops), card beside it")
     g.set_defaults(func=cmd_train)
     g = psub.add_parser("evaluate", help="prediction errors of a saved model on a workload")
     g.add_argument("--model", "-m", required=True, help="a model file written by `predictor train`")
-    g.add_argument("--workload", "-w", required=True)
+    g.add_argument("--workload", "-w", required=True, help="Batsim JSON workload to score the model on")
     g.add_argument("--json", action="store_true", help="print the report as JSON")
     g.add_argument("--csv", metavar="FILE", help="also write the report as one CSV row (minutes; shares in %%)")
     g.set_defaults(func=cmd_evaluate)

@@ -34,12 +34,13 @@ def _conversion_options(args: argparse.Namespace):
     from schedlab.workloads.convert import ConversionOptions
 
     options = ConversionOptions(
-        res_from=args.res_from, missing_walltime=args.missing_walltime, walltime_from=args.walltime_from,
-        start=args.start, days=args.days,
+        res_from=getattr(args, "res_from", "requested"), missing_walltime=args.missing_walltime,
+        walltime_from=args.walltime_from, start=args.start, days=args.days,
         last_hours=args.last_hours, first=args.first, keep_zero_runtime=args.keep_zero_runtime,
         max_runtime_s=args.max_runtime, platform_size=args.platform_size, too_large=args.too_large,
-        nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes, only_completed=args.only_completed,
-        completed_before=args.completed_before, max_user_share=args.max_user_share)
+        nodes_to_cores=args.nodes_to_cores, cores_to_nodes=args.cores_to_nodes,
+        only_completed=getattr(args, "only_completed", False), completed_before=args.completed_before,
+        max_user_share=getattr(args, "max_user_share", None))  # the last three: traces only (not lublin)
     options.validate()
     return options
 
@@ -141,10 +142,27 @@ def cmd_platform_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_conversion_args(parser: argparse.ArgumentParser) -> None:
+#: `from-table --help`: the columns read, by name (case-insensitive; a test keeps it equal to
+#: workloads/slurm.py's aliases, which are not imported here: they would load numpy at start-up)
+FROM_TABLE_COLUMNS = """Columns are found by name (case-insensitive), the first alias present wins.
+Needed: a submit time (submit_time | Submit | submit) and a run time (run_time | ElapsedRaw | elapsed_s,
+or start_time | Start | start with end_time | End | end). Read when present: job_id | JobID | JobIDRaw | id;
+requested cores num_cores_req | num_cpus_req | ReqCPUS | cores_req | cpu; allocated cores num_cores_alloc
+| num_cpus_alloc | AllocCPUS | NCPUS; requested nodes num_nodes_req | ReqNodes | node; allocated nodes
+num_nodes_alloc | NNodes | AllocNodes; time limit time_limit | TimelimitRaw | Timelimit | timelimit
+(minutes or [D-]HH:MM:SS; INFINITE/UNLIMITED: none); state job_state | State | state. Kept as features
+(what a user knows at submission): user user_id | User | UID | user; group group_id | Group | GID; qos |
+QOS; partition | Partition; mem_req | ReqMem | mem; num_gpus_req | gpu; cores_per_task | cpus_per_task;
+num_tasks; shared. Times are Unix seconds or timestamps."""
+
+
+def _add_conversion_args(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
+    """The converter's options; `trace=False` (a model's output): without the filters on what only
+    real traces hold (allocated processors, statuses, users)."""
     parser.add_argument("--output", "-o", required=True, help="Batsim JSON workload to write")
-    parser.add_argument("--res-from", choices=("requested", "allocated"), default="requested",
-                        help="processor field for res (the other is the fallback when unknown)")
+    if trace:
+        parser.add_argument("--res-from", choices=("requested", "allocated"), default="requested",
+                            help="processor field for res (the other is the fallback when unknown)")
     parser.add_argument("--missing-walltime", default="none",
                         help="when the requested time is unknown: none (walltime -1, default), drop, runtime, "
                              "factor:F (F x run time) or max:SECONDS")
@@ -163,59 +181,64 @@ def _add_conversion_args(parser: argparse.ArgumentParser) -> None:
                         help="jobs larger than the platform: drop them, or keep them for the scheduler to reject")
     parser.add_argument("--nodes-to-cores", type=int, default=1, help="multiply res (trace counts nodes)")
     parser.add_argument("--cores-to-nodes", type=int, default=1, help="divide res, rounding up (cores -> nodes)")
-    parser.add_argument("--only-completed", action="store_true", help="keep only jobs whose status is completed")
+    if trace:
+        parser.add_argument("--only-completed", action="store_true", help="keep only jobs whose status is completed")
     parser.add_argument("--completed-before", type=float, metavar="SECONDS",
                         help="keep only jobs completed before this trace time (a training history for a window "
                              "starting then)")
-    parser.add_argument("--max-user-share", type=float, metavar="SHARE",
-                        help="drop every job of a user holding more than this share of the jobs (a flurry, e.g. 0.55)")
+    if trace:
+        parser.add_argument("--max-user-share", type=float, metavar="SHARE",
+                            help="drop every job of a user holding more than this share of the jobs (a flurry, "
+                                 "e.g. 0.55)")
 
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("workload", help="workload tools")
     wsub = p.add_subparsers(dest="workload_command", required=True)
     g = wsub.add_parser("generate", help="seeded synthetic workload (Batsim JSON, streamed to the file)")
-    g.add_argument("--jobs", type=int, required=True)
-    g.add_argument("--resources", type=int, required=True)
-    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--jobs", type=int, required=True, help="number of jobs")
+    g.add_argument("--resources", type=int, required=True, help="resources of the target platform (nb_res)")
+    g.add_argument("--seed", type=int, required=True, help="random seed: the same seed gives the same bytes")
     g.add_argument("--load", type=float, default=0.9, help="offered load, > 0 (default 0.9)")
-    g.add_argument("--output", "-o", required=True)
+    g.add_argument("--output", "-o", required=True, help="Batsim JSON workload to write")
     g.set_defaults(func=cmd_workload_generate)
 
     g = wsub.add_parser("from-swf", help="SWF trace (gzip ok) -> Batsim JSON")
-    g.add_argument("trace")
+    g.add_argument("trace", help="an SWF trace (.swf or .swf.gz)")
     _add_conversion_args(g)
     g.set_defaults(func=cmd_workload_from_swf)
-    g = wsub.add_parser("from-table", help="Slurm sacct / PM100 table (CSV or Parquet) -> Batsim JSON")
-    g.add_argument("table")
-    g.add_argument("--unit", choices=("cores", "nodes"), default="cores", help="what res counts")
+    g = wsub.add_parser("from-table", help="Slurm sacct / PM100 table (CSV or Parquet) -> Batsim JSON",
+                        description=FROM_TABLE_COLUMNS)
+    g.add_argument("table", help="a sacct export (sacct -P --format=...) or a PM100 / M100 table, CSV or Parquet")
+    g.add_argument("--unit", choices=("cores", "nodes"), default="cores",
+                   help="what res counts: cores (one resource per core) or nodes")
     _add_conversion_args(g)
     g.set_defaults(func=cmd_workload_from_table)
     g = wsub.add_parser("lublin", help="Lublin-Feitelson model workload (Batsim JSON, or SWF with -o X.swf / --swf)")
-    g.add_argument("--nodes", type=int, required=True)
-    g.add_argument("--jobs", type=int, required=True)
-    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--nodes", type=int, required=True, help="nodes of the modelled machine (the largest job)")
+    g.add_argument("--jobs", type=int, required=True, help="number of jobs")
+    g.add_argument("--seed", type=int, required=True, help="random seed: the same seed gives the same bytes")
     g.add_argument("--mode", choices=("typed", "typeless"), default="typed",
-                   help="typed: batch + interactive parameter sets (the program's default); typeless: one set")
+                   help="typed: batch + interactive parameter sets (default, as the program); typeless: one set")
     g.add_argument("--start-hour", type=float, default=0.0, help="hour of day at t=0 (the program: 0)")
     g.add_argument("--exact-clock", action="store_true",
                    help="keep fractional arrival times (the program truncates each step, drifting the daily cycle)")
     g.add_argument("--swf", help="also write the SWF trace here")
-    _add_conversion_args(g)
+    _add_conversion_args(g, trace=False)
     g.set_defaults(func=cmd_workload_lublin)
     g = wsub.add_parser("check", help="validate a Batsim JSON workload as Batsim 4.2.1 would")
-    g.add_argument("workload")
+    g.add_argument("workload", help="a Batsim JSON workload")
     g.add_argument("--strict", action="store_true", help="warnings (jobs larger than nb_res) are errors")
     g.set_defaults(func=cmd_workload_check)
 
     p = sub.add_parser("platform", help="platform tools")
     psub = p.add_subparsers(dest="platform_command", required=True)
     g = psub.add_parser("generate", help="SimGrid platform XML loadable by Batsim 4.2.1")
-    g.add_argument("--hosts", type=int, required=True)
-    g.add_argument("--cores-per-host", type=int, default=1)
+    g.add_argument("--hosts", type=int, required=True, help="number of hosts of the flat cluster")
+    g.add_argument("--cores-per-host", type=int, default=1, help="cores of each host")
     g.add_argument("--resource-per", choices=("core", "host"), default="core",
                    help="one Batsim compute resource per core (default) or per host")
-    g.add_argument("--output", "-o", required=True)
+    g.add_argument("--output", "-o", required=True, help="SimGrid platform XML to write")
     g.set_defaults(func=cmd_platform_generate)
     g = psub.add_parser("list", help="platforms shipped with schedlab (usable by name: -p marconi100)")
     g.set_defaults(func=cmd_platform_list)

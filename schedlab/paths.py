@@ -84,6 +84,13 @@ def clear_run_files(directory: Path, keep: tuple[str, ...] = ()) -> list[str]:
     return removed
 
 
+def give_usual_mode(path: str | Path) -> None:
+    """The mode a plain `open(path, "w")` would give (mkstemp makes 0600: other users could not read it)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
 @contextmanager
 def atomic_write(path: str | Path) -> Iterator[IO[str]]:
     """A text handle on a temporary file beside `path`, renamed over it only once the write is
@@ -91,9 +98,7 @@ def atomic_write(path: str | Path) -> Iterator[IO[str]]:
     target = Path(path)
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
+        give_usual_mode(temporary)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             yield handle
         os.replace(temporary, target)

@@ -22,6 +22,14 @@ class Scheduler:
     """Base class: hooks record what happened, `decide(now)` returns decisions."""
 
     name: ClassVar[str] = ""
+    #: what each option does, one sentence for `schedlab schedulers`; merged along the class's bases
+    option_help: ClassVar[dict[str, str]] = {}
+    #: what values an option takes when its type cannot say it (e.g. "default:SECONDS"); merged too
+    option_choices: ClassVar[dict[str, str]] = {}
+    #: options that act only with other options' values: {option: (the others, test of the effective
+    #: options, "when it acts")}. Given while the test fails, the option would be silently ignored,
+    #: so `create_scheduler` refuses it.
+    option_acts_only: ClassVar[dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], bool], str]]] = {}
 
     def __init__(self) -> None:
         self.platform: Platform | None = None
@@ -164,10 +172,38 @@ def create_scheduler(name: str, options: Mapping[str, Any] | None = None) -> Sch
             kwargs[key] = _coerce(value, types[key]) if isinstance(value, str) else value
         except ValueError as exc:
             raise InputError(f"bad value for option {key!r} of scheduler {name!r}: {exc}") from None
+    effective = {key: p.default for key, p in inspect.signature(cls.__init__).parameters.items()} | kwargs
+    for key, (others, acts, when) in merged_class_dict(cls, "option_acts_only").items():
+        if key in kwargs and not acts(effective):
+            given = ", ".join(f"{other}={effective.get(other)}" for other in others)
+            raise InputError(f"option {key}={kwargs[key]} has no effect with {given} (it acts only {when}); "
+                             "drop one of them")
     try:
         return cls(**kwargs)
     except (ValueError, TypeError) as exc:
         raise InputError(f"bad options for scheduler {name!r}: {exc}") from None
+    except InputError as exc:  # a file an option names (loaded at creation)
+        raise option_named(exc, kwargs) from None
+
+
+def option_named(error: InputError, options: Mapping[str, Any]) -> InputError:
+    """An error in a file an option names, said with the option: `-O model=M.skops: no such file`."""
+    path = getattr(error, "path", None)
+    text = str(error)
+    for key, value in options.items():
+        if path and isinstance(value, str) and value.endswith(str(path)) and text.startswith(str(path)):
+            named = InputError(f"-O {key}={value}{text[len(str(path)):]}")
+            named.path, named.line = error.path, error.line
+            return named
+    return error
+
+
+def merged_class_dict(cls: type, attribute: str) -> dict[str, Any]:
+    """A class-level dict attribute merged along the bases (a subclass's entries win)."""
+    merged: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        merged.update(vars(klass).get(attribute, {}))
+    return merged
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -190,6 +226,7 @@ class OptionSpec:
     name: str
     choices: str  # what values it takes, for listings
     default: Any
+    help: str = ""  # what it does, one sentence
 
 
 def _choices_text(name: str, annotation: Any) -> str:
@@ -203,8 +240,10 @@ def _choices_text(name: str, annotation: Any) -> str:
 
 
 def scheduler_option_specs(cls: type[Scheduler]) -> list[OptionSpec]:
-    """Each keyword option of a scheduler: its name, accepted values and default."""
+    """Each keyword option of a scheduler: its name, accepted values, default and sentence."""
     params = inspect.signature(cls.__init__).parameters
-    told = getattr(cls, "option_choices", {})  # what a type cannot say (e.g. "default:SECONDS")
-    return [OptionSpec(name, told.get(name) or _choices_text(name, annotation), params[name].default)
+    told = merged_class_dict(cls, "option_choices")  # what a type cannot say (e.g. "default:SECONDS")
+    helps = merged_class_dict(cls, "option_help")
+    return [OptionSpec(name, told.get(name) or _choices_text(name, annotation), params[name].default,
+                       helps.get(name, ""))
             for name, annotation in scheduler_option_types(cls).items()]

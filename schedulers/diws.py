@@ -34,12 +34,27 @@ from schedlab.schedulers.predicted import PredictedEasy
 class DIWS(PredictedEasy):
     """DIWS: EASY backfilling with the queue in predicted-run-time order and predictions in the plan."""
 
-    option_choices = {"model": "a predictor saved by `schedlab predictor train` (PATH.skops)",
-                      "history": "a workload of jobs completed before the simulated ones, to train the predictor on",
-                      "allow_overlap": "true: accept a history that overlaps the simulated workload (an oracle arm; "
-                                       "refused otherwise: look-ahead)",
-                      "aging_s": "SECONDS: a job waiting that long goes before younger ones (0: off, the study's "
-                                 "order)"}
+    option_choices = {"model": "PATH.skops", "history": "WORKLOAD.json", "aging_s": "SECONDS >= 0"}
+    option_help = {
+        "model": "a runtime predictor saved by `schedlab predictor train`, used as it is",
+        "history": "jobs completed before the simulated window (a Batsim workload); the predictor is trained on "
+                   "them before the simulation, and cached by content in $SCHEDLAB_CACHE",
+        "features": "the features the predictor is trained on with history= (diws-aug adds the study's "
+                    "augmented ones)",
+        "learner": "the model trained on history=; user-last2 and walltime need no history",
+        "seed": "the training's random seed (history=)",
+        "margin_min": "minutes added to every prediction (the study's +60 min was an analysis, not its scheduler)",
+        "overrun": "a job running past its prediction: replanned to its walltime, or corrected (simple +1 h, "
+                   "power, tsafrir)",
+        "allow_overlap": "accept a history holding simulated jobs or jobs ending after the first simulated "
+                         "submission (refused otherwise: it looks ahead); for an oracle arm",
+        "aging_s": "a job that has waited this long goes before younger ones, FCFS among them (0: off, the "
+                   "study's order)"}
+    option_acts_only = {
+        **{key: (("model",), lambda o: not o["model"], "without model= (the saved model is used as it is)")
+           for key in ("learner", "features", "seed")},
+        "allow_overlap": (("history",), lambda o: bool(o["history"]), "with history="),
+    }
 
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
                  learner: Literal["dt", "rf", "gb", "gb-xgb", "nn", "user-last2", "walltime"] = "dt",

@@ -26,7 +26,9 @@ from schedlab.schedulers.queue_index import CandidateIndex
 
 @register("easy")
 class EasyBackfilling(MachineReservationMixin, QueueScheduler):
-    """EASY backfilling; candidates tried in queue order (`backfill_order="queue"`),
+    """EASY backfilling: the queue's head gets a reservation, later jobs start now if they do not delay it.
+
+    Candidates tried in queue order (`backfill_order="queue"`),
     shortest-estimate first (`"sjbf"`, Tsafrir et al. 2007) or smallest volume (estimate x
     resources) first (`"svf"`, the hybrid study's FCFS-BF2). `reservation="machines"` follows
     batsched's easy_bf instead of the textbook count-based rule (see easy_machines.py)."""
@@ -38,6 +40,15 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
     #: pass then costs O(log queue) instead of a walk of the queue. False: the plain walk, which
     #: the tests compare it to.
     use_index = True
+
+    option_help = {"backfill_order": "the order backfilling candidates are tried in: queue order, shortest "
+                                     "estimate first, or smallest estimate x resources first",
+                   "reservation": "count: the textbook rule (the head's reservation counts free resources); "
+                                  "machines: batsched easy_bf's rule on specific machines",
+                   "rjms_delay_s": "seconds batsched adds to every walltime when it plans on machines "
+                                   "(reservation=machines only)"}
+    option_acts_only = {"rjms_delay_s": (("reservation",), lambda o: o["reservation"] == "machines",
+                                         "with reservation=machines")}
 
     def __init__(self, *, queue_order: str = "fcfs", backfill_order: Literal["queue", "sjbf", "svf"] = "queue",
                  reservation: Literal["count", "machines"] = "count", rjms_delay_s: float = 5.0) -> None:

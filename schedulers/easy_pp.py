@@ -52,9 +52,21 @@ def _default_seconds(predictor: str) -> float | None:
 class EasyPlusPlus(PredictedEasy):
     """EASY with corrected run-time predictions in the plan (EASY++ and the COARE walltime study)."""
 
-    option_choices = {"predictor": "user-last2 | adaboost | walltime | default:SECONDS",
-                      "model": "a saved adaboost model (predictor=adaboost); empty: refitted online",
-                      "refit_s": "seconds of simulated time between adaboost refits"}
+    option_choices = {"predictor": "user-last2 | adaboost | walltime | default:SECONDS", "model": "PATH.skops",
+                      "refit_s": "SECONDS > 0"}
+    option_help = {
+        "predictor": "what plans a job's run time: the mean of the user's last two (EASY++), AdaBoost.R2 refitted "
+                     "online, a fixed number of seconds, or the walltime",
+        "correction": "what an underestimated job's prediction becomes when it is reached: +1 h (simple), "
+                      "+15, 30, 60 ... min (power), EASY++'s ladder (tsafrir), the walltime, or none",
+        "backfill": "backfilling candidates in queue order (fcfs, as Slurm) or shortest predicted first "
+                    "(sjbf, EASY++)",
+        "model": "an AdaBoost model saved by `schedlab predictor train --model adaboost`, trained offline on "
+                 "an earlier part of the trace (empty: fitted online)",
+        "refit_s": "simulated seconds between two online AdaBoost refits on the jobs completed so far",
+        "seed": "the random seed of AdaBoost's fits (predictor=adaboost)"}
+    option_acts_only = {key: (("predictor",), lambda o: o["predictor"] == "adaboost", "with predictor=adaboost")
+                        for key in ("model", "refit_s", "seed")}
 
     def __init__(self, *, predictor: str = "user-last2",
                  correction: Literal["none", "simple", "power", "tsafrir", "walltime"] = "simple",
@@ -96,7 +108,11 @@ class EasyPlusPlus(PredictedEasy):
 
         if self.model:
             self._predictor = load(self.model)[0]
-            self.online = self._predictor.model == "user-last2"  # a saved EASY++ history goes on learning
+            if self._predictor.model != "adaboost":
+                from schedlab.errors import InputError
+
+                raise InputError(f"holds a {self._predictor.model} model; predictor=adaboost needs an adaboost one "
+                                 "(`schedlab predictor train --model adaboost --features coare`)", path=self.model)
         elif self.predictor in ("user-last2", "walltime"):
             self._predictor = empty_baseline(self.predictor, self.seed)
         else:  # adaboost before its first fit, and default:SECONDS (predicted here, see below)

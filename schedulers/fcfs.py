@@ -18,8 +18,9 @@ from schedlab.schedulers.queue import QueueScheduler
 class FCFS(QueueScheduler):
     """First come, first served (or any other `queue_order`), as batsched's `fcfs_fast`."""
 
-    option_choices = {"sort_window": "N: sort only the first N waiting jobs (in submission order) by queue_order; "
-                                     "0 (default): the whole queue"}
+    option_choices = {"sort_window": "N >= 0"}
+    option_help = {"sort_window": "sort only the first N waiting jobs (in submission order) by queue_order, as the "
+                                  "regression-policies authors' tester does; 0: the whole queue"}
 
     def __init__(self, *, queue_order: str = "fcfs", sort_window: int = 0) -> None:
         super().__init__(queue_order=queue_order)

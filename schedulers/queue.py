@@ -58,6 +58,9 @@ class QueueScheduler(Scheduler):
     revision_lead_s: float = 0.0
     TIME_TOLERANCE_S = TIME_TOLERANCE_S  # a call computed as end - lead may come back a few ulps off
 
+    option_help = {"queue_order": "the order waiting jobs are considered in: a named policy, a regression-obtained "
+                                  "one (lin, qdr, cub, qua) or FILE#NAME fitted by `schedlab policy fit`"}
+
     def __init__(self, *, queue_order: Any = "fcfs") -> None:
         """`queue_order`: a policy's name (policies.get_policy) or a QueuePolicy."""
         super().__init__()

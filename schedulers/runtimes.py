@@ -88,12 +88,28 @@ def load_oracle(path: str) -> dict[str, float]:
 class RuntimeEstimates:
     """Mixin for QueueScheduler subclasses: `estimate_s(job)` from the `runtime` option."""
 
-    option_choices = {"runtime": RUNTIME_CHOICES,
-                      "oracle": "WORKLOAD.json whose run times exact and perturbed:A use (campaigns: @workload)",
-                      "predictor": "what runtime=predicted predicts with: online-nag (default: the study's online "
-                                   "regression), user-last (the user's last run time), user-last2 (mean of the last "
-                                   "two), model:PATH (a model saved by `schedlab predictor train`); each clipped to "
-                                   "[1 s, request], the request until it knows the user"}
+    option_choices = {"runtime": RUNTIME_CHOICES, "oracle": "WORKLOAD.json | @workload (campaigns)",
+                      "predictor": "online-nag | user-last | user-last2 | model:PATH"}
+    option_help = {
+        "runtime": "the run time jobs are planned with: predicted online (the non-clairvoyant case), exact or "
+                   "perturbed by a factor of accuracy A from oracle=, or the request",
+        "oracle": "the workload whose run times runtime=exact and perturbed:A are given (campaigns: @workload, "
+                  "the simulated one)",
+        "seed": "the seed of perturbed:A's coin (times A or divided by A, per job)",
+        "degree": "degree of the online regression's polynomial of the features (predictor=online-nag)",
+        "l2": "l2 regularisation of the online regression (predictor=online-nag)",
+        "learning_rate": "step size of the online regression's AdaGrad steps (predictor=online-nag)",
+        "predictor": "what runtime=predicted predicts with: the study's online regression, the user's last run "
+                     "time, the mean of the last two, or a model saved by `schedlab predictor train`; each "
+                     "clipped to [1 s, request], the request until it knows the user"}
+    option_acts_only = {
+        "oracle": (("runtime",), lambda o: str(o["runtime"]).startswith(("exact", "perturbed")),
+                   "with runtime=exact or perturbed:A"),
+        "predictor": (("runtime",), lambda o: o["runtime"] == "predicted", "with runtime=predicted"),
+        **{key: (("runtime", "predictor"), lambda o: o["runtime"] == "predicted" and o["predictor"] == "online-nag",
+                 "with runtime=predicted and predictor=online-nag")
+           for key in ("degree", "l2", "learning_rate")},
+    }
 
     def _init_runtimes(self, runtime: str, oracle: str, seed: int, degree: int = 2, l2: float = 1e-6,
                        learning_rate: float = 1.0, predictor: str = "online-nag") -> None:

@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
-exec .venv/bin/schedlab demo --out out/demo "$@"
+.venv/bin/schedlab demo --out out/demo "$@"
+echo "the schedlab command is in .venv: run \`source .venv/bin/activate\` first (or call .venv/bin/schedlab)"

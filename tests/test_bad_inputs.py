@@ -262,11 +262,19 @@ def test_an_unexpected_exception_in_any_command_is_reported_as_a_bug(capsys, mon
 def test_schedulers_listing_shows_choices_defaults_and_whole_sentences(capsys):
     assert main(["schedulers"]) == 0
     out = capsys.readouterr().out
-    assert "-O backfill_order=  queue | sjbf | svf; default queue" in out
-    assert "-O reservation=     count | machines; default count" in out
-    assert "Tsafrir et al. 2007) or smallest volume" in out  # not cut after "al."
+    assert "-O backfill_order=  queue | sjbf | svf (default: queue)" in out
+    assert "-O model=           PATH.skops (default: none)" in out  # an empty default is said
+    assert "-O protect_head=    true | false (default: true)" in out
+    from schedlab.cli import _first_sentence
+    from schedlab.schedulers.base import all_schedulers, scheduler_option_specs
+
+    assert _first_sentence("EASY (Tsafrir et al. 2007) is good.\nMore. And more.") == \
+        "EASY (Tsafrir et al. 2007) is good."  # not cut after "al."
+    for name, cls in all_schedulers().items():  # every option has its sentence (issue 28)
+        for spec in scheduler_option_specs(cls):
+            assert len(spec.help.split()) >= 4, (name, spec.name)
     for line in out.splitlines():
-        if line.startswith("    ") and not line.strip().startswith("-O"):
+        if line.startswith("    ") and not line.startswith("     "):  # a scheduler's first sentence
             assert line.rstrip().endswith((".", ")")), line
 
 
@@ -332,3 +340,80 @@ def test_an_external_command_that_cannot_start_leaves_the_earlier_run_alone(tmp_
     one_line_error(capsys, ["simulate", "-p", platform, "-w", workload, "-o", str(out),
                             "--external", "no-such-scheduler-binary -s {socket}"], "cannot start external")
     assert (out / "jobs.csv").read_text() == before
+    assert main(["simulate", "-p", platform, "-w", workload, "-o", str(out), "-q", "--external",
+                 f"{sys.executable} -m schedlab serve easy --socket {{socket}}"]) == 0
+    log = (out / "external.log").read_bytes()  # an earlier external run's log stays too
+    one_line_error(capsys, ["simulate", "-p", platform, "-w", workload, "-o", str(out),
+                            "--external", "no-such-scheduler-binary -s {socket}"], "cannot start external")
+    assert (out / "external.log").read_bytes() == log and sorted(p.name for p in out.iterdir()) == [
+        "external.log", "jobs.csv", "schedule.csv", "summary.json"]
+    for command, fragment in (("no-such-scheduler-binary -s {socket}", "cannot start external"),
+                              ("no-such-scheduler-binary", "must contain {socket}")):
+        one_line_error(capsys, ["simulate", "-p", platform, "-w", workload, "-o", str(tmp_path / "new"),
+                                "--external", command], fragment)
+        assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["-o", "a", "--out", "b"], ["-o", "queue_order=spt", "--out", "b"], ["-s", "fcfs", "-s", "easy"],
+    ["-w", "w.json", "-w", "w.json"], ["-O", "queue_order=spt", "-O", "queue_order=fcfs"],
+])
+def test_a_single_valued_option_given_twice_is_refused(tmp_path, capsys, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    platform, workload = inputs(tmp_path)
+    base = {"-p": platform, "-w": workload, "-s": "easy", "-o": "out"}
+    for flag in argv[::2]:
+        base.pop({"--out": "-o"}.get(flag, flag), None)
+    full = ["simulate", *[x for pair in base.items() for x in pair], *argv]
+    if "-O" in argv:  # scheduler options: our own one-line message
+        assert main(full) == 2
+    else:
+        with pytest.raises(SystemExit) as stopped:  # argparse's: usage, then the error
+            main(full)
+        assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "given twice" in err and "Traceback" not in err
+    assert not any(tmp_path.glob("*/jobs.csv"))  # nothing ran
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["platform", "list"], ["--help"]])
+def test_light_commands_start_without_the_learning_stack(argv):
+    """Start-up (issue 28): only `predictor` loads scikit-learn; `--version` loads no pandas either."""
+    code = ("import sys\nfrom schedlab.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('sklearn', 'pandas', 'scipy') if m in sys.modules))")
+    shown = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    assert "sklearn" not in shown.stdout.splitlines()[-1]
+    if argv == ["--version"]:
+        assert shown.stdout.splitlines()[-1] == "[]"
+    if argv == ["--help"]:
+        assert "predictor" in shown.stdout  # still listed
+
+
+def _parser_actions(parser, path=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parser_actions(sub, (*path, name))
+        elif not isinstance(action, argparse._HelpAction | argparse._VersionAction):
+            yield " ".join(path), action
+
+
+def test_every_option_and_argument_has_a_sentence_and_its_default(capsys):
+    from schedlab.cli import build_parser
+    from schedlab.cli_workloads import FROM_TABLE_COLUMNS
+    from schedlab.workloads.slurm import ALIASES, FEATURES
+
+    parser = build_parser()
+    for command, action in _parser_actions(parser):
+        assert action.help and len(action.help.split()) >= 3, (command, action.option_strings or action.dest)
+    with pytest.raises(SystemExit):
+        main(["predictor", "train", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "(default: dt)" in shown and "(default: diws)" in shown and "(default: 0)" in shown
+    for aliases in (*ALIASES.values(), *FEATURES.values()):  # from-table says every column it reads
+        assert all(re.search(rf"(^|[ (;]){re.escape(alias)}([ ,;.|)]|$)", " ".join(FROM_TABLE_COLUMNS.split()))
+                   for alias in aliases), aliases
+    lublin = {a for c, action in _parser_actions(parser) if c == "workload lublin" for a in action.option_strings}
+    assert "--days" in lublin and not lublin & {"--only-completed", "--max-user-share", "--res-from"}

@@ -273,12 +273,29 @@ def test_bad_model_files_leave_an_earlier_run_byte_identical(tmp_path, capsys):
     assert main([*common, "-s", "easy"]) == 0
     sums = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "keep").iterdir()}
     (tmp_path / "not-a-model.skops").write_text("{}")
+    history = tmp_path / "history.json"
+    (tmp_path / "cut.json").write_text(history.read_text()[: len(history.read_text()) // 2])
+    dt = tmp_path / "dt.skops"
+    assert main(["predictor", "train", "-w", str(history), "--model", "dt", "-o", str(dt)]) == 0
     capsys.readouterr()
-    for option in (f"model={tmp_path / 'missing.skops'}", f"model={tmp_path / 'not-a-model.skops'}",
-                   f"history={tmp_path / 'missing.json'}"):
-        assert main([*common, "-s", "diws", "-O", option]) == 2, option
+    cases = [  # (scheduler, options, what the line must say): files, wrong kinds, options that would be ignored
+        ("diws", [f"model={tmp_path / 'missing.skops'}"], "-O model="),
+        ("diws", [f"model={tmp_path / 'not-a-model.skops'}"], "-O model="),
+        ("diws", [f"history={tmp_path / 'missing.json'}"], "-O history="),
+        ("diws", [f"history={tmp_path / 'cut.json'}"], "-O history="),
+        ("diws", [f"model={dt}", "learner=rf"], "option learner=rf has no effect with model="),
+        ("easy-pp", ["predictor=adaboost", f"model={dt}"], "holds a dt model"),
+        ("easy-pp", ["refit_s=100"], "option refit_s=100.0 has no effect with predictor=user-last2"),
+        ("online-sjf", ["runtime=exact", f"oracle={tmp_path / 'missing.json'}"], "-O oracle="),
+        ("online-sjf", ["runtime=requested", f"oracle={history}"], "has no effect with runtime=requested"),
+        ("hybrid", [f"predictor=model:{tmp_path / 'missing.skops'}"], "-O predictor=model:"),
+        ("fcfs-bf1", ["predictor=user-last", "degree=3"], "acts only with runtime=predicted and predictor=online-nag"),
+    ]
+    for name, options, fragment in cases:
+        argv = [*common, "-s", name, *[x for option in options for x in ("-O", option)]]
+        assert main(argv) == 2, options
         err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and "schedlab: error" in err, err
+        assert len(err.splitlines()) == 1 and "schedlab: error" in err and fragment in err, err
         assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "keep").iterdir()} == sums
     fresh = [*common[:-2], str(tmp_path / "fresh"), "-q"]
     assert main([*fresh, "-s", "diws", "-O", f"model={tmp_path / 'missing.skops'}"]) == 2

@@ -80,11 +80,21 @@ def test_campaign_errors_name_the_file_line_and_key(tmp_path, capsys, change, fr
     assert f"{path}:" in err
 
 
+def test_quiet_campaigns_say_nothing_but_errors(tmp_path, capsys):
+    assert main(["experiment", "run", str(campaign_file(tmp_path)), "-o", str(tmp_path / "o"), "-q",
+                 "--workers", "1"]) == 0
+    said = capsys.readouterr()
+    assert said.out == "" and said.err == ""
+    assert main(["experiment", "run", str(campaign_file(tmp_path)), "-o", str(tmp_path / "o"), "--workers", "1"]) == 0
+    assert "12 of 12 runs complete" in capsys.readouterr().out  # resumed: every run found, none repeated
+
+
 def test_plan_lists_the_runs(tmp_path, capsys):
     assert main(["experiment", "plan", str(campaign_file(tmp_path)), "-o", str(tmp_path / "o")]) == 0
     out = capsys.readouterr().out
     # synthetic: 2 seeds x 3 configurations; trace: 2 windows x 3 configurations (seed-free)
     assert "12 runs" in out and "trace#1 | c32 | easy(queue_order=spt)" in out and "seed=2" in out
+    assert not (tmp_path / "o").exists()  # plan only prints: no inputs made where the run would put them
 
 
 def test_run_ids_are_stable_and_sensitive_to_every_input(tmp_path, monkeypatch):
@@ -199,9 +209,12 @@ def test_a_failing_run_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
         return original(name, options)
 
     monkeypatch.setattr(base, "create_scheduler", flaky)
-    rows = runner.run_campaign(runs, tmp_path / "o")
+    seen = []  # what a progress bar is told: runs done, of, failed so far
+    rows = runner.run_campaign(runs, tmp_path / "o", progress=lambda *counts: seen.append(counts))
     failed = [r for r in rows if not r["complete"]]
     assert len(rows) == 12 and len(failed) == 4 and all(r["error"] == "RuntimeError: boom" for r in failed)
+    assert seen[0] == (0, 12, 0) and seen[-1] == (12, 12, 4) and len(seen) == 13
+    assert [f for _, _, f in seen] == sorted(f for _, _, f in seen)
     assert all(r["complete"] for r in rows if r["scheduler"] != "fcfs")
 
 
@@ -235,10 +248,35 @@ def png_is_drawn(path: Path) -> bool:
     return path.stat().st_size > 10_000 and float(np.std(pixels)) > 0.05
 
 
-def test_report_files_and_plots(tmp_path):
+def test_report_files_and_plots(tmp_path, monkeypatch):
+    import schedlab.experiments.report as report_module
+
+    saved = report_module._save
+    cut = []  # every text of every figure lies inside the figure as laid out (issue 28: labels cut at edges)
+
+    def checked(fig, path, rect=(0, 0, 1, 1)):
+        write = fig.savefig
+
+        def write_then_check(*args, **kwargs):
+            write(*args, **kwargs)
+            renderer, box = fig.canvas.get_renderer(), fig.bbox
+            texts = [*fig.texts, *(t for axis in fig.axes for t in (axis.title, axis.xaxis.label, axis.yaxis.label,
+                                                                     *axis.texts))]
+            texts += [t for legend in fig.legends for t in legend.get_texts()]
+            for text in texts:  # titles, labels, numbers drawn on plots, legends (ticks: laid out by matplotlib)
+                if text.get_visible() and text.get_text().strip():
+                    extent = text.get_window_extent(renderer)
+                    if min(extent.x0 - box.x0, box.x1 - extent.x1, extent.y0 - box.y0, box.y1 - extent.y1) < -1:
+                        cut.append((Path(path).name, text.get_text()[:40]))
+
+        fig.savefig = write_then_check
+        return saved(fig, path, rect)
+
+    monkeypatch.setattr(report_module, "_save", checked)
     path = campaign_file(tmp_path, extra="\n[perturb]\nsubmit_jitter_s = 0.001\nrepetitions = 2\n")
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o")]) == 0
     assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
+    assert cut == []
     report = (tmp_path / "r" / "report.md").read_text()
     # queue_order varies, and a scheduler without one runs too: boxes per policy and per configuration
     for section in ("## Summary", "## Perturbation arm", "## AVGbsld per queue policy", "## AVGbsld per configuration",
@@ -259,6 +297,10 @@ def test_report_files_and_plots(tmp_path):
     assert len(plots) == 4 and all(f"(plot: {title}, `{png}` in the report directory)" in results
                                    for title, png in plots)
     assert results.endswith(re.sub(r"!\[([^]]*)\]\(([^)]+)\)", r"(plot: \1, `\2` in the report directory)", report))
+    # a bad --gantt is refused before any file is made
+    assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r2"), "--gantt", "nosuchrun",
+                 "--results-file", str(tmp_path / "R2.md")]) == 2
+    assert not (tmp_path / "r2").exists() and not (tmp_path / "R2.md").exists()
     made = json.loads((tmp_path / "o" / "made-by.json").read_text())["invocations"]
     assert len(made) == 1 and made[0]["command"][:3] == ["experiment", "run", str(path)] and made[0]["commit"]
     assert f"Results made by `schedlab experiment run {path} -o {tmp_path / 'o'}" in results

@@ -208,5 +208,7 @@ def test_a_history_without_recorded_waits_is_said_by_plan(tmp_path, capsys):
                         'convert = { start = 2000, days = 1 }\nhistory = "completed-before"\n'
                         '[[platforms]]\nresources = 8\n[[schedulers]]\nname = "easy"\n')
     assert main(["experiment", "plan", str(campaign), "-o", str(tmp_path / "o")]) == 0
-    assert "note: history" in capsys.readouterr().out  # 19 jobs (submit + 50 < 2000), none with a wait
+    said = capsys.readouterr().out
+    assert "note: history" in said and "19 of 19 jobs have no recorded wait" in said  # submit + 50 < 2000
+    assert main(["experiment", "run", str(campaign), "-o", str(tmp_path / "o"), "--workers", "1"]) == 0
     assert "19 of 19 jobs have no recorded wait" in next((tmp_path / "o").rglob("*.note")).read_text()

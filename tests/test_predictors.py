@@ -4,6 +4,7 @@ look-ahead (training data precede the window; later run times change nothing lea
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -64,6 +65,9 @@ def test_safe_round_trip_gives_identical_predictions(tmp_path, model):
     _, table, _ = load_training_data(path)
     assert np.array_equal(predictor.predict(table), again.predict(table))
     assert card_again == json.loads(json.dumps(card, default=str))
+    model_mode = (tmp_path / "m.skops").stat().st_mode & 0o777
+    assert model_mode == (tmp_path / "m.skops.card.json").stat().st_mode & 0o777  # readable as its card
+    assert model_mode & 0o044 or os.umask(os.umask(0)) & 0o044  # group/other read unless the umask forbids
 
 
 class Evil:

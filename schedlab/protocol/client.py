@@ -7,6 +7,7 @@ batsched, pybatsim schedulers or `schedlab serve` run on our engine without SimG
 
 from __future__ import annotations
 
+import os
 import shlex
 import socket as pysocket
 import subprocess
@@ -42,6 +43,19 @@ def free_loopback_port() -> int:
 class ExternalDecisionProcess:
     """Runs `command` ({socket} -> tcp://127.0.0.1:PORT, {port} -> PORT) and talks Batsim to it."""
 
+    @staticmethod
+    def check_command(command: str, endpoint: str = "tcp://127.0.0.1:1", port: int = 1) -> list[str]:
+        """The argv of `command` with its endpoint filled in; a command that cannot be one is bad input."""
+        try:
+            argv = shlex.split(command.replace("{socket}", endpoint).replace("{port}", str(port)))
+        except ValueError as exc:
+            raise InputError(f"bad --external command: {exc}") from None
+        if not argv:
+            raise InputError("empty --external command")
+        if "{socket}" not in command and "{port}" not in command:
+            raise InputError("the --external command must contain {socket} or {port} (where it binds)")
+        return argv
+
     name = "external"
     #: `--timing batsim` passes each event's own timestamp (Batsim's), not the message's `now`
     wants_event_timestamps = True
@@ -56,20 +70,21 @@ class ExternalDecisionProcess:
         self.timeout_s = timeout_s
         self.port = port or free_loopback_port()
         endpoint = f"tcp://127.0.0.1:{self.port}"
-        try:
-            argv = shlex.split(command.replace("{socket}", endpoint).replace("{port}", str(self.port)))
-        except ValueError as exc:
-            raise InputError(f"bad --external command: {exc}") from None
-        if not argv:
-            raise InputError("empty --external command")
-        if "{socket}" not in command and "{port}" not in command:
-            raise InputError("the --external command must contain {socket} or {port} (where it binds)")
-        self._log = open(log_path, "wb") if log_path else None  # noqa: SIM115 (closed in close())
+        argv = self.check_command(command, endpoint, self.port)
+        # the log is made under another name and renamed once the process runs: a command that
+        # cannot start leaves an earlier run's external.log as it was
+        starting = f"{log_path}.starting" if log_path else None
+        self._log = open(starting, "wb") if starting else None  # noqa: SIM115 (closed in close())
         output = self._log if self._log is not None else subprocess.DEVNULL
         try:
             self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=output, stderr=output)
         except OSError as exc:
+            if self._log is not None:
+                self._log.close()
+                os.unlink(starting)
             raise InputError(f"cannot start external decision process {argv[0]!r}: {exc}") from None
+        if starting:
+            os.replace(starting, log_path)
         self._context = zmq.Context.instance()
         self._socket = self._context.socket(zmq.REQ)
         self._socket.setsockopt(zmq.LINGER, 0)
