@@ -69,8 +69,21 @@ class SchedulerSpec:
     base: str = "."  # the campaign file's folder: FILE#NAME option values are relative to it
 
     def combinations(self) -> list[dict[str, Any]]:
+        """The grid's cross product. An option that acts in some combinations only (`oracle` with
+        `runtime = ["exact", "predicted"]`) is left out of the others, where the scheduler would
+        refuse it as ignored; given for none where it acts, it stays (and is refused)."""
+        from schedlab.schedulers.base import inert_options
+
         keys = sorted(self.grid)
-        return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(self.grid[k] for k in keys))]
+        combos = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(self.grid[k] for k in keys))]
+        inert = [inert_options(self.name, combo) for combo in combos]
+        acting = {key for combo, idle in zip(combos, inert, strict=True) for key in combo if key not in idle}
+        kept: list[dict[str, Any]] = []
+        for combo, idle in zip(combos, inert, strict=True):
+            combo = {k: v for k, v in combo.items() if not (k in idle and k in acting)}
+            if combo not in kept:  # dropping an option can make two combinations one
+                kept.append(combo)
+        return kept
 
     def files(self, options: dict[str, Any]) -> dict[str, str]:
         """The options naming a file (`queue_order = "fitted.toml#lin"`), with the file's absolute

@@ -141,7 +141,9 @@ NOTHING_WAITS = ("data: next to nothing queues in these windows (every median is
 def _no_wait_tie(claim: dict[str, Any], part: pd.DataFrame) -> bool:
     """Every policy's median is within 1% of 1 on a slowdown metric: a measured cause, not a miss."""
     medians = part.groupby("opt_queue_order")[claim["metric"]].median()
-    return "slowdown" in claim["metric"] and bool((medians < 1.01).all())
+    involved = [*claim["policies"], *claim.get("than", []), *([claim["to"]] if claim.get("to") else [])]
+    return "slowdown" in claim["metric"] and all(p in medians.index for p in involved) and \
+        bool((medians < 1.01).all())
 
 
 def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:

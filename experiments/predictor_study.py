@@ -229,9 +229,10 @@ def paper_rows(results_dir: Path) -> pd.DataFrame:
             if not published or ours.empty:
                 continue
             for column, heading in (("r2", "R²"), ("mae_min", "MAE (min)")):
-                if published.get(column) is not None:
+                value = pd.to_numeric(ours[column], errors="coerce").iloc[0]  # None (constant targets): NaN
+                if published.get(column) is not None and not pd.isna(value):
                     lines.append({"row": f"{table['title']}: {model} {heading}", "paper": f"{published[column]:.2f}",
-                                  "ours": f"{float(ours[column].iloc[0]):.2f}", "same sign?": "n/a",
+                                  "ours": f"{float(value):.2f}", "same sign?": "n/a",
                                   "cause": cause, "evidence": evidence})
     found = headline(frame, study)
     for row in [] if found is None else found.to_dict("records"):

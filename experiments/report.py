@@ -371,8 +371,9 @@ def check_gantt_run(results_dir: Path, gantt_run: str) -> None:
     from schedlab.errors import InputError
 
     results = results_dir / "results.parquet"
-    if not results.is_file():
-        raise InputError("--gantt needs a campaign's results (this directory has no results.parquet)",
+    studies = ("factory.json", "study.json", "reliability.json")  # one table of results, no runs to draw
+    if not results.is_file() or any((results_dir / name).is_file() for name in studies):
+        raise InputError("--gantt draws a run of a campaign; this directory holds no campaign's runs",
                          path=str(results_dir))
     if gantt_run not in set(pd.read_parquet(results, columns=["run_id"])["run_id"]):
         raise InputError(f"--gantt {gantt_run}: no such run in {results}")

@@ -172,18 +172,36 @@ def create_scheduler(name: str, options: Mapping[str, Any] | None = None) -> Sch
             kwargs[key] = _coerce(value, types[key]) if isinstance(value, str) else value
         except ValueError as exc:
             raise InputError(f"bad value for option {key!r} of scheduler {name!r}: {exc}") from None
-    effective = {key: p.default for key, p in inspect.signature(cls.__init__).parameters.items()} | kwargs
-    for key, (others, acts, when) in merged_class_dict(cls, "option_acts_only").items():
-        if key in kwargs and not acts(effective):
-            given = ", ".join(f"{other}={effective.get(other)}" for other in others)
-            raise InputError(f"option {key}={kwargs[key]} has no effect with {given} (it acts only {when}); "
-                             "drop one of them")
+    for key, given, when in _inert(cls, kwargs):
+        raise InputError(f"option {key}={kwargs[key]} has no effect with {given} (it acts only {when}); "
+                         "drop one of them")
     try:
         return cls(**kwargs)
     except (ValueError, TypeError) as exc:
         raise InputError(f"bad options for scheduler {name!r}: {exc}") from None
     except InputError as exc:  # a file an option names (loaded at creation)
         raise option_named(exc, kwargs) from None
+
+
+def _inert(cls: type, options: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(option, the others' values, when it acts) for each given option that would have no effect."""
+    effective = {key: p.default for key, p in inspect.signature(cls.__init__).parameters.items()} | dict(options)
+    found = []
+    for key, (others, acts, when) in merged_class_dict(cls, "option_acts_only").items():
+        if key in options and not acts(effective):
+            found.append((key, ", ".join(f"{other}={effective.get(other)}" for other in others), when))
+    return found
+
+
+def inert_options(name: str, options: Mapping[str, Any]) -> set[str]:
+    """The options of `options` that scheduler `name` would ignore with the others given (campaign
+    grids drop them from such combinations); empty for an unknown name (said elsewhere)."""
+    import importlib
+
+    if name not in SCHEDULERS and name in BUILTIN_MODULES:
+        importlib.import_module(f"schedlab.schedulers.{BUILTIN_MODULES[name]}")
+    cls = SCHEDULERS.get(name)
+    return set() if cls is None else {key for key, _, _ in _inert(cls, options)}
 
 
 def option_named(error: InputError, options: Mapping[str, Any]) -> InputError:

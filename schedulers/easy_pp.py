@@ -65,8 +65,10 @@ class EasyPlusPlus(PredictedEasy):
                  "an earlier part of the trace (empty: fitted online)",
         "refit_s": "simulated seconds between two online AdaBoost refits on the jobs completed so far",
         "seed": "the random seed of AdaBoost's fits (predictor=adaboost)"}
-    option_acts_only = {key: (("predictor",), lambda o: o["predictor"] == "adaboost", "with predictor=adaboost")
-                        for key in ("model", "refit_s", "seed")}
+    option_acts_only = {
+        "model": (("predictor",), lambda o: o["predictor"] == "adaboost", "with predictor=adaboost"),
+        **{key: (("predictor", "model"), lambda o: o["predictor"] == "adaboost" and not o["model"],
+                 "with predictor=adaboost fitted online (no model=)") for key in ("refit_s", "seed")}}
 
     def __init__(self, *, predictor: str = "user-last2",
                  correction: Literal["none", "simple", "power", "tsafrir", "walltime"] = "simple",

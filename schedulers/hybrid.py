@@ -52,7 +52,7 @@ ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 class Hybrid(PlanBased):
     """Predictable jobs planned (online-SVF on an alpha share), the others EASY-backfilled."""
 
-    option_choices = {"retrain": "SECONDS > 0", "alpha0": "0.1 .. 1", "threshold": "0 .. 1"}
+    option_choices = {"retrain": "SECONDS > 0", "alpha0": "0.1 .. 0.9", "threshold": "0 .. 1"}
     option_help = {
         "alpha0": "the share of the machine planned jobs start with (at most floor(alpha m) cores at once)",
         "threshold": "a job is predictable iff its estimated prediction accuracy is at least this",
@@ -63,7 +63,8 @@ class Hybrid(PlanBased):
                        "(scikit-learn or xgboost) or a decision tree",
         "protect_head": "an unpredictable head keeps its reservation against planned jobs (EASY's rule)",
         "step2_order": "the order step 2 tries backfilling candidates in: queue order, or shortest requested "
-                       "time first (as the study's FCFS-BF1 baseline)"}
+                       "time first (as the study's FCFS-BF1 baseline)",
+        "seed": "the seed of the reliability model's fits and of perturbed:A's coin"}
     #: no model from fewer completed jobs (80% row subsampling needs a few rows to leave out)
     MIN_TRAINING_ROWS = 5
 

@@ -286,6 +286,7 @@ def test_bad_model_files_leave_an_earlier_run_byte_identical(tmp_path, capsys):
         ("diws", [f"model={dt}", "learner=rf"], "option learner=rf has no effect with model="),
         ("easy-pp", ["predictor=adaboost", f"model={dt}"], "holds a dt model"),
         ("easy-pp", ["refit_s=100"], "option refit_s=100.0 has no effect with predictor=user-last2"),
+        ("easy-pp", ["predictor=adaboost", f"model={dt}", "seed=3"], "acts only with predictor=adaboost fitted online"),
         ("online-sjf", ["runtime=exact", f"oracle={tmp_path / 'missing.json'}"], "-O oracle="),
         ("online-sjf", ["runtime=requested", f"oracle={history}"], "has no effect with runtime=requested"),
         ("hybrid", [f"predictor=model:{tmp_path / 'missing.skops'}"], "-O predictor=model:"),

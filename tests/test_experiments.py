@@ -567,3 +567,22 @@ def test_a_campaign_run_whose_history_is_the_simulated_workload_fails_with_the_r
     failed = frame[~frame["complete"]]
     assert list(failed["scheduler"]) == ["diws"] and "overlaps the simulated workload" in failed["error"].iloc[0]
     assert frame[frame["scheduler"] == "easy"]["complete"].all()
+
+
+def test_a_grid_leaves_an_option_out_where_it_would_be_ignored(tmp_path, capsys):
+    """`oracle` acts with runtime=exact only: a grid over runtime gives it to the exact runs and
+    leaves it out of the predicted ones; given where it never acts, it is refused (one line)."""
+    from schedlab.experiments.campaign import SchedulerSpec
+
+    spec = SchedulerSpec("online-sjf", "o", {"runtime": ["exact", "predicted"], "oracle": ["w.json"]}, str(tmp_path))
+    assert spec.combinations() == [{"oracle": "w.json", "runtime": "exact"}, {"runtime": "predicted"}]
+    grid = SchedulerSpec("easy-pp", "e", {"predictor": ["adaboost", "user-last2"], "refit_s": [600, 900]}, "")
+    assert grid.combinations() == [{"predictor": "adaboost", "refit_s": 600}, {"predictor": "adaboost", "refit_s": 900},
+                                   {"predictor": "user-last2"}]  # user-last2 once
+    never = SchedulerSpec("online-sjf", "o", {"runtime": ["requested"], "oracle": ["w.json"]}, "")
+    assert never.combinations() == [{"oracle": "w.json", "runtime": "requested"}]  # kept: refused when made
+    path = campaign_file(tmp_path)
+    text = path.read_text()
+    path.write_text(text + '\n[[schedulers]]\nname = "online-sjf"\noptions = { runtime = "requested", '
+                           'oracle = "w.json" }\n')
+    one_line_error(capsys, ["experiment", "plan", str(path), "-o", str(tmp_path / "o")], "has no effect with runtime")

@@ -244,6 +244,11 @@ def test_claims_table_counts_groups():
                                  "than": ["saf"], "metric": "mean_bounded_slowdown"}])
     assert table["same sign?"].tolist() == ["-", "-", "-"]
     assert table["cause"].tolist()[:2] == [NOTHING_WAITS, "unknown"]
+    missing = group({"fcfs": 1.0}).assign(workload="idle", platform="p", scheduler="list", complete=True,
+                                          repetition=math.nan, instance="idle")
+    table = claims_table(missing, [{"row": "FCFS above SAF", "paper": "yes", "check": "above", "policies": ["fcfs"],
+                                    "than": ["saf"], "metric": "mean_bounded_slowdown"}])
+    assert table["cause"].tolist() == ["unknown"]  # SAF has no run: not a measured tie
 
 
 @pytest.mark.parametrize("name", sorted(n for n, p in POLICIES.items() if p.vector is not None))

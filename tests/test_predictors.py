@@ -262,8 +262,12 @@ def test_per_job_predictions_equal_the_pipeline(model, features, data, extra):
     assert (_compiled(predictor) is not None) == compilable
     everyone = jobs + others
     expected = predictor.predict(job_table(everyone, SOURCES))
-    one_by_one = np.concatenate([predictor.predict_jobs([job]) for job in everyone])
-    assert np.array_equal(one_by_one, expected)
+    # one job at a time: every job for the compiled trees; the first 12 for scikit-learn's models,
+    # whose per-call cost (~10 ms for a forest) is all this would measure beyond them
+    probe = len(everyone) if compilable else 12
+    one_by_one = np.concatenate([predictor.predict_jobs([job]) for job in everyone[:probe]])
+    assert np.array_equal(one_by_one, expected[:probe])
+    assert np.array_equal(predictor.predict_jobs(everyone), expected)  # and all at once
     if compilable:  # the trees as generated code and walked node by node: the same numbers
         compiled = _compiled(predictor)
         for job in everyone:

@@ -75,6 +75,9 @@ def test_a_predictor_study_runs_once_and_reports_beside_the_paper(tmp_path, caps
     assert "| Tab. 3: random: dt R² | s | 0.72 |" in record and "| Tab. 5: time: dt MAE (min) | s |" in record
     assert "finding: DT R², random / time split (time split lower) | s | 0.72 / 0.62 |" in record
     assert "walltime R²" not in record  # nothing published for the baseline
+    one_line_error(capsys, ["report", str(tmp_path / "out"), "-o", str(tmp_path / "r2"), "--gantt", "x"],
+                   "holds no campaign's runs")
+    assert not (tmp_path / "r2").exists()
 
 
 def test_a_predictor_study_checks_its_file_first(tmp_path, capsys):

@@ -83,18 +83,25 @@ class ExternalDecisionProcess:
                 self._log.close()
                 os.unlink(starting)
             raise InputError(f"cannot start external decision process {argv[0]!r}: {exc}") from None
-        if starting:
-            os.replace(starting, log_path)
-        self._context = zmq.Context.instance()
-        self._socket = self._context.socket(zmq.REQ)
-        self._socket.setsockopt(zmq.LINGER, 0)
-        self._socket.connect(endpoint)
-        self._poller = zmq.Poller()
-        self._poller.register(self._socket, zmq.POLLIN)
-        self._events: list[dict[str, Any]] = []
-        self._allocs: dict[str, ProcSet] = {}
-        self._profiles: dict[str, str] = {}  # job id -> profile name, until the job ends
-        self._recorder = Recorder(record_path) if record_path else None
+        try:
+            if starting:
+                os.replace(starting, log_path)
+            self._context = zmq.Context.instance()
+            self._socket = self._context.socket(zmq.REQ)
+            self._socket.setsockopt(zmq.LINGER, 0)
+            self._socket.connect(endpoint)
+            self._poller = zmq.Poller()
+            self._poller.register(self._socket, zmq.POLLIN)
+            self._events: list[dict[str, Any]] = []
+            self._allocs: dict[str, ProcSet] = {}
+            self._profiles: dict[str, str] = {}  # job id -> profile name, until the job ends
+            self._recorder = Recorder(record_path) if record_path else None
+        except BaseException:  # set-up failed after the process started: it must not outlive us
+            self.process.kill()
+            self.process.wait()
+            if self._log is not None:
+                self._log.close()
+            raise
         self.closed = False
 
     def options(self) -> dict[str, Any]:
