@@ -299,7 +299,11 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"schedlab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("simulate", help="run a workload on the embedded engine")
+    p = sub.add_parser("simulate", help="run a workload on the embedded engine",
+                       description="Run a Batsim JSON workload on a platform (a SimGrid XML file or a shipped "
+                                   "platform's name) with one of our schedulers, or with an external Batsim 4 "
+                                   "decision process, on the embedded engine. Writes Batsim's jobs.csv and "
+                                   "schedule.csv and our summary.json into --out, and prints the metrics.")
     p.add_argument("--platform", "-p", required=True, help="SimGrid platform XML, or a shipped platform's name")
     p.add_argument("--workload", "-w", required=True, help="Batsim JSON workload")
     _add_scheduler_args(p, positional=False)
@@ -358,7 +362,19 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     add_experiment_parsers(sub)
     add_predictor_parsers(sub, light=light)
     add_policy_parsers(sub)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """A sub-command without its own description shows its one-line help atop its --help."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not sub.description and helps.get(name):
+                    sub.description = helps[name][0].upper() + helps[name][1:] + "."
+                _describe(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,6 +3,7 @@ exit 3 with its traceback in a log; a run stopped part-way keeps what finished."
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import re
@@ -390,10 +391,9 @@ def test_light_commands_start_without_the_learning_stack(argv):
 
 
 def _parser_actions(parser, path=()):
-    import argparse
-
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
+            yield " ".join(path), action
             for name, sub in action.choices.items():
                 yield from _parser_actions(sub, (*path, name))
         elif not isinstance(action, argparse._HelpAction | argparse._VersionAction):
@@ -407,7 +407,10 @@ def test_every_option_and_argument_has_a_sentence_and_its_default(capsys):
 
     parser = build_parser()
     for command, action in _parser_actions(parser):
-        assert action.help and len(action.help.split()) >= 3, (command, action.option_strings or action.dest)
+        if isinstance(action, argparse._SubParsersAction):
+            assert all(sub.description for sub in action.choices.values()), command  # atop each --help
+        else:
+            assert action.help and len(action.help.split()) >= 3, (command, action.option_strings or action.dest)
     with pytest.raises(SystemExit):
         main(["predictor", "train", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
