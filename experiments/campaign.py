@@ -379,3 +379,23 @@ def load_campaign(path: str | Path) -> Campaign:
     return Campaign(path, str(doc.get("name", path.stem)), seeds, timing,
                     tuple(metrics) if metrics else None, workloads, platforms, schedulers, jitter, repetitions,
                     compare, float(warmup), claims)
+
+
+def small_variant(campaign: Campaign, nb_jobs: int) -> Campaign:
+    """The same campaign on less data (`experiment run|check --small N`, what CI recomputes): each
+    trace workload keeps its first window (when it has windows) and the first N jobs of it, each
+    generated workload N jobs; schedulers, options, platforms and claims stay as they are. Named
+    NAME-small (its results directory and its expected results)."""
+    from dataclasses import replace
+
+    if nb_jobs < 1:
+        raise InputError(f"--small needs a number of jobs >= 1, got {nb_jobs}")
+    workloads = []
+    for spec in campaign.workloads:
+        if spec.kind in ("swf", "table"):
+            spec = replace(spec, convert={**spec.convert, "first": min(nb_jobs, spec.convert.get("first", nb_jobs))},
+                           windows=None if spec.windows is None else 1)
+        elif spec.kind in ("synthetic", "lublin"):
+            spec = replace(spec, source={**spec.source, "jobs": min(nb_jobs, int(spec.source["jobs"]))})
+        workloads.append(spec)
+    return replace(campaign, name=f"{campaign.name}-small", workloads=tuple(workloads))

@@ -23,6 +23,10 @@ def _campaign_and_runs(args: argparse.Namespace):
     from schedlab.experiments.plan import expand
 
     campaign = load_campaign(args.campaign)
+    if getattr(args, "small", None) is not None:
+        from schedlab.experiments.campaign import small_variant
+
+        campaign = small_variant(campaign, args.small)
     out = check_output_dir(args.output or Path("out") / campaign.name)
     return campaign, expand(campaign, out), out
 
@@ -143,6 +147,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from schedlab.experiments.campaign import file_kind
 
     kind = file_kind(args.campaign)
+    if args.small is not None and kind is not None:
+        raise InputError(f"--small shrinks a campaign's workloads; this is a {kind} file (a small one is its own "
+                         "file, e.g. factory-ci.toml)", path=args.campaign)
     if kind == "policy-factory":
         return _run_factory(args)
     if kind == "predictor-study":
@@ -191,9 +198,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Every run is made afresh (a results directory of earlier runs would only be read back)."""
     import tempfile
 
-    expected_path = Path(args.expected or Path(args.campaign).parent / "expected" / f"{Path(args.campaign).stem}.json")
+    stem = Path(args.campaign).stem + ("-small" if args.small is not None else "")
+    expected_path = Path(args.expected or Path(args.campaign).parent / "expected" / f"{stem}.json")
     if not args.update and not expected_path.is_file():
         raise InputError("no expected results (run with --update to record them)", path=str(expected_path))
+    if args.update:
+        check_output_file(expected_path)  # its folder made now, not found missing after the runs
     if args.output and (Path(args.output) / "runs").exists():
         raise InputError("already holds runs: check needs an empty directory (or none: a temporary one)",
                          path=args.output)
@@ -266,7 +276,8 @@ def record_made_by(out: Path, args: argparse.Namespace) -> None:
     from schedlab.experiments.reproductions import source_commit
 
     command = ["experiment", "run", args.campaign, "-o", str(out), "--workers", str(getattr(args, "workers", 1)),
-               *(["--dask", args.dask] if getattr(args, "dask", None) else [])]
+               *(["--dask", args.dask] if getattr(args, "dask", None) else []),
+               *(["--small", str(args.small)] if getattr(args, "small", None) is not None else [])]
     made = {"command": command, "campaign": str(args.campaign), "commit": source_commit(), "version": __version__,
             "date": time.strftime("%Y-%m-%d")}
     path = out / "made-by.json"
@@ -326,6 +337,9 @@ def add_parsers(sub: Any) -> None:
                                 "(dask-jobqueue, from the dask configuration), or a scheduler address")
             g.add_argument("--quiet", "-q", action="store_true",
                            help="no progress bar, notes or summary line (errors are still said)")
+            g.add_argument("--small", type=int, metavar="N",
+                           help="the campaign's small variant (what CI recomputes): each trace's first window "
+                                "and its first N jobs, generated workloads of N jobs; named NAME-small")
         if name == "check":
             g.add_argument("--expected", help="expected results (default: expected/NAME.json beside the campaign)")
             g.add_argument("--update", action="store_true", help="record the results as the expected ones")

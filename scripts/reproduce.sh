@@ -3,10 +3,23 @@
 # out/reproductions/NAME, write its report and experiments/STUDY/RESULTS-NAME.md (headed by the
 # commands and commit that made it), then docs/reproductions.md from every results directory there.
 #   bash scripts/reproduce.sh walltime/coare policies/factory-their-tuples ...   # or: all
+#   bash scripts/reproduce.sh --ci    # what CI recomputes: every study's small variant (`--small 500`:
+#                                     # first window, first 500 jobs) checked against its expected results
+#                                     # (experiments/STUDY-FOLDER/expected/NAME-small.json); --update records
+#                                     # them. The factory's small file (factory-ci.toml) is a test of the suite
 # Needs ../shared/data (the traces); WORKERS (default 2) runs in parallel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ALL="policies/factory-their-tuples policies/clairvoyant-authors policies/longterm walltime/coare walltime/coare-7days hybrid/kth diws/ricc"
+if [ "${1:-}" = --ci ]; then
+  update=(); [ "${2:-}" = --update ] && update=(--update)
+  for study in $ALL; do
+    case "$study" in policies/factory-their-tuples) continue ;; esac  # a factory: tests run factory-ci.toml
+    .venv/bin/schedlab experiment check "experiments/$study.toml" --small 500 --workers "${WORKERS:-2}" \
+      ${update[@]+"${update[@]}"}
+  done
+  exit 0
+fi
 studies=("$@")
 if [ "${#studies[@]}" = 0 ] || [ "${studies[0]}" = all ]; then read -r -a studies <<< "$ALL"; fi
 for study in "${studies[@]}"; do

@@ -586,3 +586,34 @@ def test_a_grid_leaves_an_option_out_where_it_would_be_ignored(tmp_path, capsys)
     path.write_text(text + '\n[[schedulers]]\nname = "online-sjf"\noptions = { runtime = "requested", '
                            'oracle = "w.json" }\n')
     one_line_error(capsys, ["experiment", "plan", str(path), "-o", str(tmp_path / "o")], "has no effect with runtime")
+
+
+def test_the_small_variant_is_the_same_study_on_less_data(tmp_path, capsys):
+    """`--small N`: the campaign's schedulers and options on each trace's first window cut to N jobs
+    and N-job generated workloads, named NAME-small; `check --small` compares with NAME-small.json."""
+    path = campaign_file(tmp_path)
+    assert main(["experiment", "run", str(path), "--small", "30", "-o", str(tmp_path / "s"), "-q",
+                 "--workers", "1"]) == 0
+    frame = pd.read_parquet(tmp_path / "s" / "results.parquet")
+    assert set(frame["campaign"]) == {"t-small"} and (frame["nb_jobs"] == 30).all()
+    assert sorted(frame["instance"].unique()) == ["synthetic@1", "synthetic@2", "trace#0"]  # one window
+    assert len(frame) == 3 * 3  # 3 instances x (easy fcfs, easy spt, fcfs)
+    assert "--small" in json.loads((tmp_path / "s" / "made-by.json").read_text())["invocations"][0]["command"]
+    assert main(["experiment", "check", str(path), "--small", "30", "--update", "-q", "--workers", "1"]) == 0
+    assert (tmp_path / "expected" / "c-small.json").is_file()
+    assert main(["experiment", "check", str(path), "--small", "30", "--workers", "1"]) == 0
+    assert "9 runs equal" in capsys.readouterr().out
+    factory = tmp_path / "f.toml"
+    factory.write_text('kind = "policy-factory"\n')
+    one_line_error(capsys, ["experiment", "run", str(factory), "--small", "5"], "--small shrinks a campaign")
+
+
+def test_every_study_of_record_has_its_small_variants_expected_results():
+    """What .ci/run recomputes (scripts/reproduce.sh --ci): one expected file per study of record."""
+    script = (REPO / "scripts" / "reproduce.sh").read_text()
+    studies = re.search(r'^ALL="([^"]+)"', script, re.MULTILINE).group(1).split()
+    assert "bash scripts/reproduce.sh --ci" in (REPO / ".ci" / "run").read_text()
+    for study in studies:
+        if study != "policies/factory-their-tuples":  # a factory: tests run its small file, factory-ci.toml
+            folder, name = study.split("/")
+            assert (REPO / "experiments" / folder / "expected" / f"{name}-small.json").is_file(), study
