@@ -363,3 +363,6 @@ def test_the_table_of_record_takes_factories_with_and_without_published_figures(
     text = record.read_text()
     assert "## f" in text and "| MAE of Lin | f | 4.50·10⁻³ |" in text
     assert "## g" in text and "No published figure to compare." in text
+    (tmp_path / "running").mkdir()  # a study still running (or never run): said, and nothing written
+    assert main(["reproductions", str(tmp_path / "f"), str(tmp_path / "running"), "-o", str(tmp_path / "r2.md")]) == 2
+    assert not (tmp_path / "r2.md").exists()
