@@ -384,8 +384,8 @@ def load_campaign(path: str | Path) -> Campaign:
 def small_variant(campaign: Campaign, nb_jobs: int) -> Campaign:
     """The same campaign on less data (`experiment run|check --small N`, what CI recomputes): each
     trace workload keeps its first window (when it has windows) and the first N jobs of it, each
-    generated workload N jobs; schedulers, options, platforms and claims stay as they are. Named
-    NAME-small (its results directory and its expected results)."""
+    generated workload N jobs and the first SMALL_SEEDS seeds; schedulers, options, platforms and
+    claims stay as they are. Named NAME-small (its results directory and its expected results)."""
     from dataclasses import replace
 
     if nb_jobs < 1:
@@ -396,6 +396,12 @@ def small_variant(campaign: Campaign, nb_jobs: int) -> Campaign:
             spec = replace(spec, convert={**spec.convert, "first": min(nb_jobs, spec.convert.get("first", nb_jobs))},
                            windows=None if spec.windows is None else 1)
         elif spec.kind in ("synthetic", "lublin"):
-            spec = replace(spec, source={**spec.source, "jobs": min(nb_jobs, int(spec.source["jobs"]))})
+            spec = replace(spec, source={**spec.source, "jobs": min(nb_jobs, int(spec.source["jobs"]))},
+                           seeds=spec.seeds[:SMALL_SEEDS])
         workloads.append(spec)
-    return replace(campaign, name=f"{campaign.name}-small", workloads=tuple(workloads))
+    return replace(campaign, name=f"{campaign.name}-small", workloads=tuple(workloads),
+                   seeds=campaign.seeds[:SMALL_SEEDS])
+
+
+#: a small variant's seeds: the campaign's first ones (instances of generated workloads, jitter)
+SMALL_SEEDS = 3

@@ -25,7 +25,7 @@ from schedlab.platform import load_platform
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import Scheduler, all_schedulers, create_scheduler
 from schedlab.schedulers.fcfs import FCFS
-from tests.conftest import BATSIM_DATA, make_workload
+from tests.conftest import BATSIM_DATA, examples, make_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = [ROOT / "platforms" / f"{name}.xml" for name in ("lublin256", "marconi100", "constrained512")]
@@ -343,7 +343,7 @@ NAMES = sorted(name for name in all_schedulers() if name not in ("diws",))
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=loaded())
 def test_schedule_invariants_under_batsim_timing(name, case, tmp_path):
     nb_res, specs = case

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedlab.predictors.corrections import CORRECTIONS, HARD_LIMIT_S, Limit, settle
+from tests.conftest import examples
 
 
 def firings(kind: str, original_s: float, walltime_s: float | None, runtime_s: float) -> list[float]:
@@ -66,7 +67,7 @@ def test_a_firing_within_60_s_is_settled_at_once():
     assert limit.current_s == 901.0 and limit.firings == 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(kind=st.sampled_from(CORRECTIONS), original=st.floats(1.0, 1e6), walltime=st.one_of(st.none(),
        st.floats(1.0, 2e6)), elapsed=st.floats(0.0, 2e6))
 def test_settled_limits_grow_stay_capped_and_leave_no_end_in_the_past(kind, original, walltime, elapsed):

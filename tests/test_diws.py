@@ -13,7 +13,7 @@ from schedlab.engine import Engine
 from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.diws import DIWS
-from tests.conftest import make_workload
+from tests.conftest import examples, make_workload
 from tests.test_invariants import check_invariants, scenarios
 
 
@@ -39,7 +39,7 @@ def oracle(specs, scale=1.0, **options):
     return scheduler
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios())
 def test_with_an_oracle_diws_is_easy_spt_on_exact_run_times(scenario):
     nb_res, specs = scenario
@@ -56,7 +56,7 @@ def test_with_an_oracle_diws_is_easy_spt_on_exact_run_times(scenario):
 @pytest.mark.parametrize(("scale", "overrun"), [(0.0001, "walltime"), (0.2, "walltime"), (0.7, "walltime"),
                                                (3.0, "walltime"), (1000.0, "walltime"), (0.0001, "simple"),
                                                (0.2, "power"), (0.7, "tsafrir"), (0.05, "simple")])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios())
 def test_invariants_hold_with_wrong_predictions(scale, overrun, scenario):
     nb_res, specs = scenario
@@ -185,7 +185,7 @@ def test_overrun_corrections_fire_60_s_before_the_limit():
 
 
 @pytest.mark.parametrize(("scale", "overrun"), [(0.05, "simple"), (0.3, "power"), (0.6, "tsafrir"), (0.5, "walltime")])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios())
 def test_diws_needs_calls_only_for_ends_that_matter(scale, overrun, scenario):
     from tests.test_invariants import PLAN_MODES, render, watch_plan

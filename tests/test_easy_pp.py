@@ -13,7 +13,7 @@ from schedlab.engine import Engine
 from schedlab.model import JobState, Platform
 from schedlab.outputs import job_row
 from schedlab.schedulers.base import create_scheduler
-from tests.conftest import make_workload
+from tests.conftest import examples, make_workload
 from tests.test_invariants import PLAN_MODES, check_invariants, watch_plan
 
 SCENARIOS = [("walltime", "none"), ("user-last2", "simple"), ("user-last2", "power"), ("adaboost", "simple"),
@@ -45,7 +45,7 @@ OPTION_SETS = [{"predictor": p, "correction": c, "backfill": b, **({"refit_s": "
 
 
 @pytest.mark.parametrize("options", OPTION_SETS, ids=[",".join(f"{v}" for v in o.values()) for o in OPTION_SETS])
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=user_scenarios())
 def test_invariants_hold_for_every_option(options, scenario):
     nb_res, specs = scenario
@@ -58,7 +58,7 @@ def test_invariants_hold_for_every_option(options, scenario):
 
 
 @pytest.mark.parametrize("options", OPTION_SETS, ids=[",".join(f"{v}" for v in o.values()) for o in OPTION_SETS])
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=user_scenarios())
 def test_backfilling_never_delays_the_planned_head_and_needs_no_full_pass(options, scenario):
     """A backfilled job is tested with the duration the plan gives it once started (a prediction
@@ -75,7 +75,7 @@ def test_backfilling_never_delays_the_planned_head_and_needs_no_full_pass(option
     assert engines[0].nb_steps <= engines[2].nb_steps  # calls only for ends that can matter
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=user_scenarios())
 def test_no_prediction_and_no_correction_is_plain_easy(scenario):
     nb_res, specs = scenario
@@ -85,7 +85,7 @@ def test_no_prediction_and_no_correction_is_plain_easy(scenario):
     assert [job_row(r) for r in ours.records.values()] == [job_row(r) for r in easy.records.values()]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=user_scenarios())
 def test_the_seven_scenarios_run_the_same_job_set(scenario):
     nb_res, specs = scenario

@@ -11,7 +11,7 @@ from schedlab.errors import InputError
 from schedlab.model import CallMeLater, Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.easy import EasyBackfilling
-from tests.conftest import make_workload
+from tests.conftest import examples, make_workload
 from tests.test_invariants import check_invariants, scenarios
 
 
@@ -67,7 +67,7 @@ def test_a_predicted_end_gets_a_call_and_an_overdue_job_is_replanned_to_its_wall
 
 
 @pytest.mark.parametrize("factor", [0.3, 0.8, 1.5])
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(scenario=scenarios())
 def test_plans_never_hold_an_end_in_the_past_and_invariants_hold(monkeypatch, factor, scenario):
@@ -109,7 +109,7 @@ def test_revising_a_running_end_moves_the_head_reservation():
     assert scheduler.expected_end_s("w0!A") == 1.0
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scenario=scenarios())
 def test_walltime_estimates_ask_for_no_calls(monkeypatch, scenario):
     """Plain EASY plans with walltimes, which end when Batsim kills: nothing to be called for, so
@@ -133,7 +133,7 @@ def test_machine_reservations_refuse_predicted_estimates(monkeypatch):
 
 
 @pytest.mark.parametrize("queue_order", ["fcfs", "spt", "unicef", "wfp3"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(scenario=scenarios())
 def test_estimates_below_the_walltime_need_calls_only_for_ends_that_matter(monkeypatch, queue_order, scenario):

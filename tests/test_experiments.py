@@ -590,7 +590,8 @@ def test_a_grid_leaves_an_option_out_where_it_would_be_ignored(tmp_path, capsys)
 
 def test_the_small_variant_is_the_same_study_on_less_data(tmp_path, capsys):
     """`--small N`: the campaign's schedulers and options on each trace's first window cut to N jobs
-    and N-job generated workloads, named NAME-small; `check --small` compares with NAME-small.json."""
+    and N-job generated workloads of its first 3 seeds, named NAME-small; `check --small` compares with
+    NAME-small.json."""
     path = campaign_file(tmp_path)
     assert main(["experiment", "run", str(path), "--small", "30", "-o", str(tmp_path / "s"), "-q",
                  "--workers", "1"]) == 0
@@ -603,6 +604,12 @@ def test_the_small_variant_is_the_same_study_on_less_data(tmp_path, capsys):
     assert (tmp_path / "expected" / "c-small.json").is_file()
     assert main(["experiment", "check", str(path), "--small", "30", "--workers", "1"]) == 0
     assert "9 runs equal" in capsys.readouterr().out
+    from dataclasses import replace
+
+    from schedlab.experiments.campaign import small_variant
+
+    many = replace(load_campaign(path), seeds=(1, 2, 3, 4, 5))
+    assert small_variant(many, 10).seeds == (1, 2, 3)  # generated instances: the first seeds only
     factory = tmp_path / "f.toml"
     factory.write_text('kind = "policy-factory"\n')
     one_line_error(capsys, ["experiment", "run", str(factory), "--small", "5"], "--small shrinks a campaign")

@@ -22,10 +22,10 @@ from schedlab.schedulers.base import create_scheduler
 from schedlab.workload import parse_workload
 from schedlab.workloads.convert import ConversionOptions, convert_columns
 from schedlab.workloads.swf import read_swf, to_trace_jobs
-from tests.conftest import make_workload
+from tests.conftest import examples, make_workload
 from tests.test_invariants import check_invariants
 
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def test_history_features_by_hand():

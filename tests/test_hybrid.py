@@ -28,7 +28,7 @@ from schedlab.predictors.reliability import ReliabilityModel
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.profile import AvailabilityProfile
 from schedlab.schedulers.runtimes import coin
-from tests.conftest import make_workload
+from tests.conftest import examples, make_workload
 from tests.test_invariants import check_invariants
 
 # ---------------------------------------------------------------------------------------------- profile
@@ -272,7 +272,7 @@ HYBRID_OPTIONS = [{"retrain": "60", "reliability": "dt", "threshold": "0.1"},
 
 
 @pytest.mark.parametrize("options", HYBRID_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=hybrid_scenarios())
 def test_hybrid_invariants_share_and_plan(options, scenario):
     nb_res, specs = scenario
@@ -294,7 +294,7 @@ def test_hybrid_invariants_share_and_plan(options, scenario):
         assert set(alphas) == {0.3}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=hybrid_scenarios(), cut=st.integers(0, 400), extra_s=st.integers(1, 500))
 def test_hybrid_does_not_look_ahead(scenario, cut, extra_s):
     """Lengthen every job that completes after `cut` (so it still does, at most at its walltime):
@@ -370,7 +370,7 @@ def test_hybrid_options_are_checked():
     assert options["alpha_rule"] == "ema" and options["runtime"] == "predicted"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=hybrid_scenarios(), name=st.sampled_from(["online-svf", "online-sjf"]))
 def test_plan_based_stopping_early_changes_no_start(scenario, name):
     """Online-SJF/SVF stop planning once nothing later can start now: the same schedule as planning

@@ -117,7 +117,8 @@ def test_the_hybrid_reliability_config_validates():
 
 
 @pytest.mark.batsim
-@pytest.mark.parametrize("name", ["hybrid", "online-svf", "fcfs-bf2"])
+@pytest.mark.parametrize("name", ["hybrid", *(pytest.param(n, marks=pytest.mark.slow)  # slow: .ci/run runs them
+                                              for n in ("online-svf", "fcfs-bf2"))])
 def test_hybrid_schedulers_under_real_batsim_serve_and_pybatsim(tmp_path, name):
     """`serve` and the pybatsim entry take the same decisions under real Batsim (start times within
     its millisecond latencies), Batsim's jobs.csv keeps the invariants, and the embedded engine

@@ -14,7 +14,7 @@ from schedlab.model import JobState, Platform
 from schedlab.outputs import job_row
 from schedlab.schedulers.base import all_schedulers, create_scheduler
 from schedlab.schedulers.policies import get_policy
-from tests.conftest import make_workload
+from tests.conftest import examples, make_workload
 
 # diws needs a predictor: its invariants are checked in tests/test_diws.py
 CONFIGS = [(name, {}) for name in sorted(all_schedulers()) if name != "diws"] + [
@@ -84,7 +84,7 @@ def check_invariants(engine: Engine, nb_res: int) -> None:
 
 
 @pytest.mark.parametrize(("name", "options"), CONFIGS, ids=[f"{n}-{o}" for n, o in CONFIGS])
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios())
 def test_schedule_invariants(name, options, scenario):
     nb_res, specs = scenario
@@ -106,7 +106,7 @@ def render(engine: Engine) -> str:
                                               ("fcfs-bf1", {"runtime": "requested"}),
                                               ("fcfs-bf2", {"runtime": "requested"}),
                                               ("easy", {"backfill_order": "svf"})])
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(scenario=scenarios())
 def test_easy_never_starts_the_head_after_its_reservation(name, options, scenario):
     """With walltimes as estimates (run times never exceed them), the head's reservation holds."""
@@ -145,7 +145,7 @@ def watch_plan(scheduler, mode: str = "as is"):
 
 
 @pytest.mark.parametrize(("name", "options"), [("easy", {}), ("easy-sjbf", {}), ("easy", {"queue_order": "spt"})])
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(scenario=scenarios())
 def test_easy_plan_is_consistent_and_needs_no_full_pass(name, options, scenario):
     nb_res, specs = scenario
@@ -156,7 +156,7 @@ def test_easy_plan_is_consistent_and_needs_no_full_pass(name, options, scenario)
     assert render(engines[0]) == render(engines[1]) == render(engines[2])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(scenario=scenarios())
 def test_easy_is_never_worse_than_fcfs_for_the_first_blocked_job(scenario):
     """A sanity relation: every job FCFS starts at time 0 also starts at 0 under EASY."""
@@ -169,7 +169,7 @@ def test_easy_is_never_worse_than_fcfs_for_the_first_blocked_job(scenario):
 
 
 @pytest.mark.parametrize("queue_order", STRICT_ORDERS)
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(scenario=scenarios())
 def test_the_strict_list_never_starts_a_job_before_an_earlier_ranked_one(queue_order, scenario):
     """`fcfs -O queue_order=X`: when a job starts, every job waiting since before that instant

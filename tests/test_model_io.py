@@ -13,7 +13,7 @@ from schedlab.platform import load_platform, parse_platform_xml
 from schedlab.platforms.generate import cluster_xml
 from schedlab.protocol.jobs import job_from_json, job_to_json
 from schedlab.workload import load_workload, parse_workload
-from tests.conftest import BATSIM_DATA, BATSIM_V4, need_shared
+from tests.conftest import BATSIM_DATA, BATSIM_V4, examples, need_shared
 
 
 def test_cluster512_ids_are_alphabetical_and_master_excluded():
@@ -136,7 +136,7 @@ def test_every_shared_workload_loads():
         assert load_workload(path).jobs, path
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ids=st.sets(st.integers(0, 300), max_size=40))
 def test_jobs_csv_allocation_text_equals_procsets_own(ids):
     from procset import ProcSet

@@ -22,7 +22,7 @@ from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.policies import POLICIES, get_policy
 from schedlab.schedulers.queue import QueueScheduler
-from tests.conftest import TRACES, make_workload
+from tests.conftest import TRACES, examples, make_workload
 from tests.test_invariants import render
 
 FACTORY = """kind = "policy-factory"
@@ -252,7 +252,7 @@ def test_claims_table_counts_groups():
 
 
 @pytest.mark.parametrize("name", sorted(n for n, p in POLICIES.items() if p.vector is not None))
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(data=st.lists(st.tuples(st.floats(0, 1e7), st.one_of(st.floats(0.001, 1e7), st.just(math.inf)),
                                st.integers(1, 5000)), min_size=1, max_size=40),
        now=st.floats(0, 2e7))

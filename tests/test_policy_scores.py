@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from schedlab.cli import main
 from schedlab.schedulers.policy_scores import Tuple, simulate_list, trial_bslds, tuple_scores
+from tests.conftest import examples
 
 
 def reference_bsld(p, q, r, m, k, order):
@@ -61,7 +62,7 @@ def test_scores_do_not_depend_on_trial_order_or_chunks_and_a_tiny_job_scores_low
     assert np.argmin(scores) == 20 - k and abs(scores.sum() - 1) < 1e-12
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(case=tuples())
 def test_vectorised_trials_equal_the_reference(case):
     m, k, p, q, r, seed = case

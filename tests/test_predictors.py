@@ -18,7 +18,7 @@ from schedlab.predictors.evaluate import prediction_report
 from schedlab.predictors.features import UserMeans, job_table
 from schedlab.predictors.runtime import RuntimePredictor, load, save
 from schedlab.predictors.training import load_training_data, split_indices, train
-from tests.conftest import make_workload
+from tests.conftest import examples, make_workload
 
 
 def workload_file(tmp_path, runtimes=None, name="w.json", n=120):
@@ -246,7 +246,7 @@ def tree_data(draw):
 
 @pytest.mark.parametrize(("model", "features"), [("dt", "diws"), ("adaboost", "coare"), ("rf", "diws"),
                                                  ("dt", "diws-aug"), ("gb", "coare")])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=tree_data(), extra=tree_data())
 def test_per_job_predictions_equal_the_pipeline(model, features, data, extra):
     """predict_jobs (compiled trees for dt and adaboost, scikit-learn otherwise) gives the numbers of

@@ -12,7 +12,7 @@ from schedlab.engine import Engine
 from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.queue_index import CandidateIndex, _SizeClass
-from tests.conftest import make_workload
+from tests.conftest import examples, make_workload
 
 #: every EASY variant whose queue order is static (the index serves those), and the subclasses that
 #: revise estimates and planned ends while jobs wait or run (easy-pp)
@@ -45,7 +45,7 @@ def schedule(nb_res, specs, name, options, use_index):
 
 
 @pytest.mark.parametrize(("name", "options"), INDEXED, ids=[f"{n}-{o}" for n, o in INDEXED])
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(scenario=loaded())
 def test_indexed_easy_makes_the_plain_walks_schedule(name, options, scenario, monkeypatch):
@@ -76,7 +76,7 @@ def index_cases(draw):
     return specs, removed, passes
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=index_cases(), order=st.sampled_from(["queue", "duration"]))
 def test_candidates_are_the_plain_walks_in_order(case, order, monkeypatch):
     monkeypatch.setattr(_SizeClass, "LOAD", 2)
@@ -152,7 +152,7 @@ EMPTIED_THEN_READDED = ([("add", i, 1, 5.0) for i in range(7)]
                         + [("remove", 2, 1, 1.0), ("readd", 3, 1, 9.0), ("remove", 3, 1, 1.0)], 8.0)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=interleaved(), order=st.sampled_from(["queue", "duration"]))
 @example(case=EMPTIED_THEN_READDED, order="queue")
 def test_interleaved_changes_keep_the_plain_walks_order(case, order, monkeypatch):

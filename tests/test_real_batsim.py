@@ -104,8 +104,13 @@ WORKLOADS = {  # name -> (workload factory, loaded)
 }
 
 
+#: workloads of the default suite; the others run in the `slow` group (.ci/run)
+DEFAULT_WORKLOADS = ("batsim-paper-800", "generated-loaded", "batsim-delays", "batsim-same-submit")
+
+
 @pytest.mark.parametrize("name", ["fcfs", "easy", "easy-sjbf"])
-@pytest.mark.parametrize("source", sorted(WORKLOADS))
+@pytest.mark.parametrize("source", [s if s in DEFAULT_WORKLOADS else pytest.param(s, marks=pytest.mark.slow)
+                                    for s in sorted(WORKLOADS)])
 def test_real_batsim_with_schedlab_serve_on_the_512_core_platform(tmp_path, name, source):
     """Invariants hold on Batsim's jobs.csv; start times agree with the embedded engine within 1 s
     for FCFS always and for EASY on light loads. Loaded EASY: Batsim's message latencies (ms) shift

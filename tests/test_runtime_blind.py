@@ -19,6 +19,7 @@ from schedlab.workloads.slurm import to_trace_jobs as table_trace
 from schedlab.workloads.swf import read_swf
 from schedlab.workloads.swf import to_trace_jobs as swf_trace
 from schedlab.workloads.synthetic import generate
+from tests.conftest import examples
 
 
 def visible(workload_dict: dict) -> list[tuple]:
@@ -82,7 +83,7 @@ FORMATS = {  # file suffix, writer, reader -> TraceJobs
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(trace=traces())
 def test_converted_jobs_do_not_depend_on_run_times(tmp_path_factory, fmt, trace):
     suffix, text, read = FORMATS[fmt]

@@ -236,7 +236,7 @@ def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
     capsys.readouterr()
     assert main(["reproductions", str(tmp_path), "-o", str(record)]) == 2  # not a results directory
     assert record.read_text() == text  # checked before the file is touched
-    assert "not a factory" in capsys.readouterr().err
+    assert "no results here" in capsys.readouterr().err
 
     broken = path.read_text().replace('setups = { A = ["c32"] }', 'setups = { A = ["c64"] }')
     path.write_text(broken)

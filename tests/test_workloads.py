@@ -24,7 +24,7 @@ from schedlab.workloads.lublin import (
 )
 from schedlab.workloads.slurm import to_trace_jobs as table_trace
 from schedlab.workloads.swf import SWF_FIELDS, read_swf, to_trace_jobs, write_swf
-from tests.conftest import SHARED_DATA, TRACES, need_shared
+from tests.conftest import SHARED_DATA, TRACES, examples, need_shared
 
 SWF_TEXT = """; Version: 2.2
 ; UnixStartTime: 1583160579
@@ -128,7 +128,7 @@ def test_conversion_options(tmp_path):
         convert(trace, ConversionOptions(walltime_from="oracle"))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data())
 def test_converter_never_loses_a_job(data):
     n = data.draw(st.integers(0, 40))
