@@ -241,6 +241,17 @@ def test_smoke_campaign_is_what_ci_checks():
     assert "experiment check experiments/smoke.toml" in (REPO / ".ci" / "run").read_text()
 
 
+def test_a_newcomer_is_told_how_to_reach_the_command():
+    """`schedlab` lives in .venv: the README's Usage and the demo's last line say how to reach it, and
+    the README states the default suite's time and how CI runs the rest."""
+    readme = (REPO / "README.md").read_text()
+    usage = readme[readme.index("## Usage"):]
+    assert usage.index("source .venv/bin/activate") < usage.index("schedlab simulate")
+    assert "source .venv/bin/activate" in (REPO / "scripts" / "demo.sh").read_text().splitlines()[-1]
+    assert re.search(r"The default suite takes about \d+ s", readme) and "SCHEDLAB_THOROUGH=1" in readme
+    assert 'SCHEDLAB_THOROUGH=1 .venv/bin/python -m pytest -m "not benchmark"' in (REPO / ".ci" / "run").read_text()
+
+
 def png_is_drawn(path: Path) -> bool:
     import matplotlib.image
 
