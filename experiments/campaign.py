@@ -383,21 +383,22 @@ def load_campaign(path: str | Path) -> Campaign:
 
 def small_variant(campaign: Campaign, nb_jobs: int) -> Campaign:
     """The same campaign on less data (`experiment run|check --small N`, what CI recomputes): each
-    trace workload keeps its first window (when it has windows) and the first N jobs of it, each
-    generated workload N jobs and the first SMALL_SEEDS seeds; schedulers, options, platforms and
-    claims stay as they are. Named NAME-small (its results directory and its expected results)."""
+    trace workload keeps its first window (when it has windows; it must hold jobs) and the first N
+    jobs of it, each generated workload N jobs; the first SMALL_SEEDS seeds (generated instances,
+    jittered copies); `file` workloads as they are; schedulers, options, platforms and claims stay.
+    Its results are campaign NAME-small; `check --small` compares with expected/STEM-small.json."""
     from dataclasses import replace
 
     if nb_jobs < 1:
         raise InputError(f"--small needs a number of jobs >= 1, got {nb_jobs}")
     workloads = []
     for spec in campaign.workloads:
+        spec = replace(spec, seeds=spec.seeds[:SMALL_SEEDS])
         if spec.kind in ("swf", "table"):
             spec = replace(spec, convert={**spec.convert, "first": min(nb_jobs, spec.convert.get("first", nb_jobs))},
                            windows=None if spec.windows is None else 1)
         elif spec.kind in ("synthetic", "lublin"):
-            spec = replace(spec, source={**spec.source, "jobs": min(nb_jobs, int(spec.source["jobs"]))},
-                           seeds=spec.seeds[:SMALL_SEEDS])
+            spec = replace(spec, source={**spec.source, "jobs": min(nb_jobs, int(spec.source["jobs"]))})
         workloads.append(spec)
     return replace(campaign, name=f"{campaign.name}-small", workloads=tuple(workloads),
                    seeds=campaign.seeds[:SMALL_SEEDS])

@@ -49,8 +49,10 @@ def made_by_text(results_dir: Path) -> str:
 
 def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
     """(the study's name, its rows in COLUMNS)."""
+    if not results_dir.is_dir():
+        raise InputError("no such directory", path=str(results_dir))
     if not (results_dir / "factory.json").is_file() and not (results_dir / "results.parquet").is_file():
-        raise InputError("no results here (the study has not finished: run it, or wait for it)",
+        raise InputError("no results here (not a results directory, or a study that has not finished)",
                          path=str(results_dir))
     if (results_dir / "factory.json").is_file():
         from schedlab.experiments.policy_factory import paper_rows

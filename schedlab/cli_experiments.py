@@ -143,13 +143,19 @@ def _run_factory(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _small_needs_a_campaign(args: argparse.Namespace) -> str | None:
+    """The file's kind; `--small` on a factory or study file is refused (one line)."""
     from schedlab.experiments.campaign import file_kind
 
     kind = file_kind(args.campaign)
     if args.small is not None and kind is not None:
-        raise InputError(f"--small shrinks a campaign's workloads; this is a {kind} file (a small one is its own "
-                         "file, e.g. factory-ci.toml)", path=args.campaign)
+        raise InputError(f"--small shrinks a campaign's workloads; this is a {kind} file (its small version is "
+                         "a file of its own)", path=args.campaign)
+    return kind
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    kind = _small_needs_a_campaign(args)
     if kind == "policy-factory":
         return _run_factory(args)
     if kind == "predictor-study":
@@ -202,6 +208,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     expected_path = Path(args.expected or Path(args.campaign).parent / "expected" / f"{stem}.json")
     if not args.update and not expected_path.is_file():
         raise InputError("no expected results (run with --update to record them)", path=str(expected_path))
+    _small_needs_a_campaign(args)
+    from schedlab.experiments.campaign import load_campaign, small_variant
+
+    campaign = load_campaign(args.campaign)  # a bad file or --small is said before any folder is made
+    if args.small is not None:
+        small_variant(campaign, args.small)
     if args.update:
         check_output_file(expected_path)  # its folder made now, not found missing after the runs
     if args.output and (Path(args.output) / "runs").exists():
@@ -339,9 +351,11 @@ def add_parsers(sub: Any) -> None:
                            help="no progress bar, notes or summary line (errors are still said)")
             g.add_argument("--small", type=int, metavar="N",
                            help="the campaign's small variant (what CI recomputes): each trace's first window "
-                                "and its first N jobs, generated workloads of N jobs; named NAME-small")
+                                "cut to its first N jobs, generated workloads of N jobs, the first 3 seeds; "
+                                "campaign NAME-small")
         if name == "check":
-            g.add_argument("--expected", help="expected results (default: expected/NAME.json beside the campaign)")
+            g.add_argument("--expected", help="expected results (default: expected/STEM.json beside the campaign file, "
+                                                 "STEM-small.json with --small)")
             g.add_argument("--update", action="store_true", help="record the results as the expected ones")
         g.set_defaults(func=func)
     p = sub.add_parser("report", help="Markdown + HTML report with plots of a campaign's results")

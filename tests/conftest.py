@@ -18,8 +18,9 @@ BATSIM_V4 = SHARED_DATA / "batsim" / "v4.2.1"
 # Property tests explore new examples on every local run; under CI (CI=true) they draw the same
 # examples each time, so a run's verdict is reproducible and a failure names a replayable case.
 #: The default suite draws a fifth of each property test's examples (it stays under two minutes on 2
-#: cores; the examples that once failed are replayed first from .hypothesis/); SCHEDLAB_THOROUGH=1
-#: draws them all (.ci/run's second pass). Tests without their own count: 20, or Hypothesis's 100.
+#: cores; locally, the examples that once failed are replayed first from .hypothesis/, which the
+#: derandomized CI profile does not keep); SCHEDLAB_THOROUGH=1 draws them all (.ci/run's second
+#: pass). Tests without their own count: 20, or Hypothesis's 100.
 THOROUGH = os.environ.get("SCHEDLAB_THOROUGH") == "1"
 settings.register_profile("ci", derandomize=True, print_blob=True, max_examples=100 if THOROUGH else 20)
 settings.register_profile("dev", print_blob=True, max_examples=100 if THOROUGH else 20)

@@ -620,10 +620,18 @@ def test_the_small_variant_is_the_same_study_on_less_data(tmp_path, capsys):
     from schedlab.experiments.campaign import small_variant
 
     many = replace(load_campaign(path), seeds=(1, 2, 3, 4, 5))
-    assert small_variant(many, 10).seeds == (1, 2, 3)  # generated instances: the first seeds only
-    factory = tmp_path / "f.toml"
+    many = replace(many, workloads=tuple(replace(w, seeds=(7, 8, 9, 10)) for w in many.workloads))
+    small = small_variant(many, 10)
+    assert small.seeds == (1, 2, 3) and all(w.seeds == (7, 8, 9) for w in small.workloads)  # first seeds only
+    factory = tmp_path / "sub" / "f.toml"
+    factory.parent.mkdir()
     factory.write_text('kind = "policy-factory"\n')
     one_line_error(capsys, ["experiment", "run", str(factory), "--small", "5"], "--small shrinks a campaign")
+    one_line_error(capsys, ["experiment", "check", str(factory), "--small", "5", "--update"],
+                   "--small shrinks a campaign")
+    other = campaign_file(tmp_path / "sub")
+    one_line_error(capsys, ["experiment", "check", str(other), "--small", "0", "--update"], "--small needs")
+    assert not (tmp_path / "sub" / "expected").exists()  # a refused check makes no folder
 
 
 def test_every_study_of_record_has_its_small_variants_expected_results():

@@ -366,3 +366,4 @@ def test_the_table_of_record_takes_factories_with_and_without_published_figures(
     (tmp_path / "running").mkdir()  # a study still running (or never run): said, and nothing written
     assert main(["reproductions", str(tmp_path / "f"), str(tmp_path / "running"), "-o", str(tmp_path / "r2.md")]) == 2
     assert not (tmp_path / "r2.md").exists()
+    assert main(["reproductions", str(tmp_path / "nowhere"), "-o", str(tmp_path / "r2.md")]) == 2
