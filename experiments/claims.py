@@ -93,17 +93,21 @@ def _median(part: pd.DataFrame, metric: str, policy: str) -> float:
     return float(values.median()) if len(values) else math.nan
 
 
+def _named_policies(claim: dict[str, Any]) -> list[str]:
+    """The policies a claim names: its own, those it compares them with (`than`), and `to`."""
+    return [*claim["policies"], *claim.get("than", []), *([claim["to"]] if claim.get("to") else [])]
+
+
 def evaluate(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, bool | None]:
     """Ours (text) and whether the claim holds in one group (None: a median is missing)."""
     from schedlab.experiments.report import median_text
     metric = claim["metric"]
     m = {p: _median(part, metric, p) for p in part["opt_queue_order"].dropna().unique()}
     policies = claim["policies"]
-    if any(math.isnan(m.get(p, math.nan)) for p in [*policies, *claim.get("than", []),
-                                                      *([claim["to"]] if claim.get("to") else [])]):
+    involved = _named_policies(claim)
+    if any(math.isnan(m.get(p, math.nan)) for p in involved):
         return "a policy has no complete run", None
     name = policy_name
-    involved = [*policies, *claim.get("than", []), *([claim["to"]] if claim.get("to") else [])]
     if claim["check"] == "among-lowest" and not claim.get("than"):
         involved = list(m)
     if len({m[p] for p in involved}) == 1:  # e.g. no job waits: AVGbsld 1 everywhere
@@ -141,7 +145,7 @@ NOTHING_WAITS = ("data: next to nothing queues in these windows (every median is
 def _no_wait_tie(claim: dict[str, Any], part: pd.DataFrame) -> bool:
     """Every policy's median is within 1% of 1 on a slowdown metric: a measured cause, not a miss."""
     medians = part.groupby("opt_queue_order")[claim["metric"]].median()
-    involved = [*claim["policies"], *claim.get("than", []), *([claim["to"]] if claim.get("to") else [])]
+    involved = _named_policies(claim)
     return "slowdown" in claim["metric"] and all(p in medians.index for p in involved) and \
         bool((medians < 1.01).all())
 

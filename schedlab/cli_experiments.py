@@ -18,15 +18,18 @@ from schedlab.paths import atomic_write, check_output_dir, check_output_file
 CHECKED_FIELDS = ("complete", "metrics")
 
 
-def _campaign_and_runs(args: argparse.Namespace):
-    from schedlab.experiments.campaign import load_campaign
-    from schedlab.experiments.plan import expand
+def _load_campaign(args: argparse.Namespace):
+    """The campaign file, or its small variant with --small."""
+    from schedlab.experiments.campaign import load_campaign, small_variant
 
     campaign = load_campaign(args.campaign)
-    if getattr(args, "small", None) is not None:
-        from schedlab.experiments.campaign import small_variant
+    return campaign if getattr(args, "small", None) is None else small_variant(campaign, args.small)
 
-        campaign = small_variant(campaign, args.small)
+
+def _campaign_and_runs(args: argparse.Namespace, campaign=None):
+    from schedlab.experiments.plan import expand
+
+    campaign = campaign or _load_campaign(args)
     out = check_output_dir(args.output or Path("out") / campaign.name)
     return campaign, expand(campaign, out), out
 
@@ -209,11 +212,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not args.update and not expected_path.is_file():
         raise InputError("no expected results (run with --update to record them)", path=str(expected_path))
     _small_needs_a_campaign(args)
-    from schedlab.experiments.campaign import load_campaign, small_variant
-
-    campaign = load_campaign(args.campaign)  # a bad file or --small is said before any folder is made
-    if args.small is not None:
-        small_variant(campaign, args.small)
+    campaign = _load_campaign(args)  # a bad file or --small is said before any folder is made
     if args.update:
         check_output_file(expected_path)  # its folder made now, not found missing after the runs
     if args.output and (Path(args.output) / "runs").exists():
@@ -221,7 +220,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                          path=args.output)
     with tempfile.TemporaryDirectory(prefix="schedlab-check-") as scratch:
         args.output = args.output or scratch
-        campaign, runs, out = _campaign_and_runs(args)
+        campaign, runs, out = _campaign_and_runs(args, campaign)
         _run(args, campaign, runs, out)
         return _compare(args, campaign, runs, out, expected_path)
 
