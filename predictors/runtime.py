@@ -2,7 +2,7 @@
 
 `RuntimePredictor(features=..., model=..., seed=..., margin_min=...)` stores its parameters only;
 `fit(X, y)` learns from a job table (features.job_table) and run times in seconds; `predict(X)`
-gives seconds. Models: `dt` (default), `rf`, `gb` (scikit-learn), `gb-xgb` (xgboost, optional,
+gives seconds. Models: `dt` (default), `rf`, `gb` (scikit-learn), `gb-xgb` (xgboost,
 kept as xgboost JSON), `nn` (a 3-hidden-layer MLP on MinMax-scaled inputs; scikit-learn has neither
 dropout nor a Huber loss, so the study's network is approximated: squared loss, L2 penalty), and
 the baselines `walltime` (the time limit) and `user-last2` (EASY++: mean of the user's last two run
@@ -37,7 +37,7 @@ MODELS = {
     "dt": "DecisionTreeRegressor (scikit-learn defaults)",
     "rf": "RandomForestRegressor (scikit-learn defaults)",
     "gb": "GradientBoostingRegressor (scikit-learn defaults)",
-    "gb-xgb": "xgboost XGBRegressor (xgboost defaults, one thread; optional dependency), stored as xgboost JSON",
+    "gb-xgb": "xgboost XGBRegressor (xgboost defaults, one thread), stored as xgboost JSON",
     "adaboost": "AdaBoostRegressor (AdaBoost.R2, linear loss) of 50 depth-3 decision trees, learning rate 1.0 "
                 "(scikit-learn defaults; the COARE study gives none)",
     "nn": "MLPRegressor, 3 hidden layers of 64, MinMax-scaled inputs and target (no dropout/Huber in scikit-learn)",

@@ -1,8 +1,12 @@
-"""`gb-xgb`: xgboost's gradient boosting (optional dependency), kept as xgboost's own JSON model text.
+"""`gb-xgb` and the hybrid's xgboost reliability models, kept as xgboost's own JSON model text.
 
 The fitted booster is stored as a string attribute, so a skops file holds xgboost JSON and no
 xgboost object (loading trusts this class only); the booster is rebuilt from the text on first use.
-Hyper-parameters are xgboost's defaults (the study gives none), one thread, a fixed seed.
+Hyper-parameters are xgboost's defaults unless given (the studies give none), one thread, a fixed
+seed. `compiled_predictor` turns a fitted model's trees into Python code that predicts a few rows at a
+time with xgboost's arithmetic (float32 inputs, `x < split` goes left, missing values to the default
+side, leaves added in float32 from the base score): a scheduler asks at each decision with
+submissions, where `inplace_predict` costs about 100 us of set-up per call.
 """
 
 from __future__ import annotations
@@ -29,17 +33,30 @@ def xgboost_module():
 class XGBoostJSON(RegressorMixin, BaseEstimator):
     """xgboost.XGBRegressor with default hyper-parameters; learned state: `booster_json_` (text)."""
 
-    def __init__(self, *, seed: int = 0, subsample: float = 1.0) -> None:
+    def __init__(self, *, seed: int = 0, subsample: float = 1.0, n_estimators: int | None = None,
+                 max_depth: int | None = None, learning_rate: float | None = None,
+                 max_bin: int | None = None) -> None:
         self.seed = seed
         self.subsample = subsample  # row sampling without replacement per tree (1.0: xgboost's default)
+        self.n_estimators = n_estimators  # None: xgboost's default (100)
+        self.max_depth = max_depth  # None: xgboost's default (6)
+        self.learning_rate = learning_rate  # None: xgboost's default (0.3)
+        self.max_bin = max_bin  # None: xgboost's default (256 histogram bins per feature)
 
     def fit(self, X: Any, y: Any) -> XGBoostJSON:  # noqa: N803 (scikit-learn's names)
         xgboost = xgboost_module()
-        model = xgboost.XGBRegressor(random_state=self.seed, n_jobs=1, subsample=self.subsample)
-        model.fit(np.asarray(X, dtype=float), np.asarray(y, dtype=float))
-        self.booster_json_ = bytes(model.get_booster().save_raw(raw_format="json")).decode()
+        params = {"objective": "reg:squarederror", "tree_method": "hist", "nthread": 1, "seed": self.seed,
+                  "subsample": self.subsample}
+        for name, key in (("max_depth", "max_depth"), ("learning_rate", "eta"), ("max_bin", "max_bin")):
+            if getattr(self, name) is not None:
+                params[key] = getattr(self, name)
+        # xgboost.train on a plain DMatrix: XGBRegressor's model (the same trees) without its
+        # wrapper's QuantileDMatrix, which costs more than the fit itself on a few thousand rows
+        data = xgboost.DMatrix(np.asarray(X, dtype=float), label=np.asarray(y, dtype=float), nthread=1)
+        booster = xgboost.train(params, data, num_boost_round=100 if self.n_estimators is None else self.n_estimators)
+        self.booster_json_ = bytes(booster.save_raw(raw_format="json")).decode()
         self.xgboost_version_ = xgboost.__version__
-        _boosters[self] = model.get_booster()
+        _boosters[self] = booster
         return self
 
     def predict(self, X: Any) -> np.ndarray:  # noqa: N803
@@ -50,3 +67,58 @@ class XGBoostJSON(RegressorMixin, BaseEstimator):
             booster.set_param({"nthread": 1})  # as fitted: one thread
             _boosters[self] = booster
         return np.asarray(booster.inplace_predict(np.asarray(X, dtype=float)), dtype=float)
+
+
+
+def compiled_predictor(model: XGBoostJSON) -> Any:
+    """rows -> predictions, equal to `model.predict` (property-tested), for a fitted squared-error
+    model of numerical splits; None for anything else (the caller then uses `predict`). The trees
+    are walked together with numpy, one level per step (a leaf points to itself)."""
+    import json
+
+    learner = json.loads(model.booster_json_)["learner"]
+    trees = learner["gradient_booster"]["model"].get("trees", [])
+    if (learner["objective"]["name"] != "reg:squarederror" or not trees
+            or any(any(tree["split_type"]) or tree["categories"] for tree in trees)):
+        return None
+    width = max(len(tree["left_children"]) for tree in trees)
+    left = np.tile(np.arange(width), (len(trees), 1))
+    right, feature = left.copy(), np.zeros_like(left)
+    split = np.zeros(left.shape, dtype=np.float32)
+    default_left = np.zeros(left.shape, dtype=bool)
+    for k, tree in enumerate(trees):
+        size = len(tree["left_children"])
+        children = np.asarray(tree["left_children"])
+        inner = children != -1
+        left[k, :size] = np.where(inner, children, np.arange(size))
+        right[k, :size] = np.where(inner, tree["right_children"], np.arange(size))
+        feature[k, :size] = tree["split_indices"]
+        split[k, :size] = tree["split_conditions"]  # a leaf's value
+        default_left[k, :size] = np.asarray(tree["default_left"], dtype=bool)
+    depth = 0
+    for tree in trees:  # the deepest leaf: steps enough for every walk to end on a leaf
+        levels, frontier = 0, [0]
+        while frontier:
+            frontier = [c for n in frontier for c in (tree["left_children"][n], tree["right_children"][n]) if c != -1]
+            levels += 1
+        depth = max(depth, levels - 1)
+    base = np.float32(float(learner["learner_model_param"]["base_score"].strip("[]")))
+    tree_index = np.arange(len(trees))
+
+    def predict_rows(rows: list[list[float]]) -> list[float]:
+        x = np.asarray(rows, dtype=np.float32)  # xgboost compares float32 inputs
+        if not len(x):
+            return []
+        row_index = np.arange(len(x))[:, None]
+        node = np.zeros((len(x), len(trees)), dtype=np.intp)
+        for _ in range(depth):
+            value = x[row_index, feature[tree_index, node]]
+            # x < split goes left; a missing value goes to its node's default side
+            go_left = np.where(np.isnan(value), default_left[tree_index, node], value < split[tree_index, node])
+            node = np.where(go_left, left[tree_index, node], right[tree_index, node])
+        leaves = split[tree_index, node]
+        # xgboost adds each tree's leaf to a float32 running total that starts at the base score
+        totals = np.add.accumulate(np.column_stack([np.full(len(x), base, dtype=np.float32), leaves]), axis=1)
+        return totals[:, -1].astype(float).tolist()
+
+    return predict_rows

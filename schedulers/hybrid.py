@@ -28,6 +28,11 @@ seconds, re-classified by the new model: ratio = cores requested by predictable 
 requested; `ema` (default): alpha <- (alpha + ratio) / 2; `paper`: alpha <- alpha x ratio (the
 study's Eq. 1, which can only shrink alpha); `fixed`: alpha stays alpha0. Always clamped to
 [0.1, 0.9]; no submission in the window: unchanged.
+
+The reliability model (`reliability`) is by default the study's stochastic gradient boosting fitted
+by xgboost's hist (`gbt-hist`, 100 depth-3 trees, 80% of the rows each; `gbt` is the same model in
+scikit-learn, 10-20x slower to retrain). `train_last=N` retrains on the last N completions only (not
+the study's rule: it keeps a retrain's cost flat on long traces).
 """
 
 from __future__ import annotations
@@ -52,28 +57,32 @@ ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 class Hybrid(PlanBased):
     """Predictable jobs planned (online-SVF on an alpha share), the others EASY-backfilled."""
 
-    option_choices = {"retrain": "SECONDS > 0", "alpha0": "0.1 .. 0.9", "threshold": "0 .. 1"}
+    option_choices = {"retrain": "SECONDS > 0", "alpha0": "0.1 .. 0.9", "threshold": "0 .. 1",
+                      "train_last": "JOBS >= 0"}
     option_help = {
         "alpha0": "the share of the machine planned jobs start with (at most floor(alpha m) cores at once)",
         "threshold": "a job is predictable iff its estimated prediction accuracy is at least this",
         "retrain": "simulated seconds between reliability retrains (alpha is updated at each)",
         "alpha_rule": "how alpha follows the predictable jobs' share of requested core-time: the mean of the "
                       "two (ema, ours), alpha x ratio (paper, the study's Eq. 1, which only shrinks), or fixed",
-        "reliability": "the model that estimates each prediction's accuracy: gradient-boosted trees "
-                       "(scikit-learn or xgboost) or a decision tree",
+        "reliability": "the model that estimates each prediction's accuracy: stochastic gradient-boosted "
+                       "depth-3 trees fitted by xgboost's hist (gbt-hist) or by scikit-learn on 64 "
+                       "quantile bins (gbt, slower), xgboost with its defaults (gbt-xgb), or a decision tree",
         "protect_head": "an unpredictable head keeps its reservation against planned jobs (EASY's rule)",
         "step2_order": "the order step 2 tries backfilling candidates in: queue order, or shortest requested "
                        "time first (as the study's FCFS-BF1 baseline)",
+        "train_last": "each retrain learns from the last N completed jobs only (0: all of them, the study's rule; "
+                      "a bound keeps retrains' cost flat on long traces)",
         "seed": "the seed of the reliability model's fits and of perturbed:A's coin"}
     #: no model from fewer completed jobs (80% row subsampling needs a few rows to leave out)
     MIN_TRAINING_ROWS = 5
 
     def __init__(self, *, alpha0: float = 0.6, threshold: float = 0.6, retrain: float = 86400.0,
                  alpha_rule: Literal["ema", "paper", "fixed"] = "ema",
-                 reliability: Literal["gbt", "gbt-xgb", "dt"] = "gbt", protect_head: bool = True,
+                 reliability: Literal["gbt-hist", "gbt", "gbt-xgb", "dt"] = "gbt-hist", protect_head: bool = True,
                  runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2, l2: float = 1e-6,
                  learning_rate: float = 1.0, predictor: str = "online-nag",
-                 step2_order: Literal["fcfs", "sjbf"] = "fcfs") -> None:
+                 step2_order: Literal["fcfs", "sjbf"] = "fcfs", train_last: int = 0) -> None:
         super().__init__(queue_order="fcfs", runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
                          learning_rate=learning_rate, predictor=predictor)
         if not ALPHA_MIN <= alpha0 <= ALPHA_MAX:
@@ -84,11 +93,13 @@ class Hybrid(PlanBased):
             raise ValueError(f"retrain must be a positive number of seconds, got {retrain}")
         if alpha_rule not in ("ema", "paper", "fixed"):
             raise ValueError(f"alpha_rule must be ema, paper or fixed, got {alpha_rule!r}")
-        if reliability not in ("gbt", "gbt-xgb", "dt"):
-            raise ValueError(f"reliability must be gbt, gbt-xgb or dt, got {reliability!r}")
+        if reliability not in ("gbt-hist", "gbt", "gbt-xgb", "dt"):
+            raise ValueError(f"reliability must be gbt-hist, gbt, gbt-xgb or dt, got {reliability!r}")
         if step2_order not in ("fcfs", "sjbf"):
             raise ValueError(f"step2_order must be fcfs or sjbf, got {step2_order!r}")
-        self.step2_order = step2_order
+        if train_last < 0:
+            raise ValueError(f"train_last must be a number of jobs >= 0, got {train_last}")
+        self.step2_order, self.train_last = step2_order, int(train_last)
         self.alpha0, self.threshold, self.retrain = float(alpha0), float(threshold), float(retrain)
         self.alpha_rule, self.reliability, self.protect_head = alpha_rule, reliability, protect_head
         self._head: tuple[str, float] | None = None  # the unpredictable head and its reservation
@@ -96,9 +107,12 @@ class Hybrid(PlanBased):
         self._model: Any = None
         self._next_boundary_s = math.inf
         self._trained_rows = -1  # training rows the current model saw
-        # completed jobs: (end, reliability row, accuracy), in completion order
-        self._completed_rows: list[list[float]] = []
-        self._completed_accuracy: list[float] = []
+        # completed jobs in completion order: reliability rows and accuracies (the first
+        # `_completed` rows of buffers that double when full: a retrain reads a view, not a copy
+        # of Python lists) and ends
+        self._completed_count = 0
+        self._completed_rows = np.zeros((0, 0))
+        self._completed_accuracy = np.zeros(0)
         self._completed_end_s: list[float] = []
         self._window: deque[tuple[float, int, list[float]]] = deque()  # (submit, res, reliability row)
         self._reliability_rows: dict[str, list[float]] = {}
@@ -116,6 +130,7 @@ class Hybrid(PlanBased):
     def options(self) -> dict[str, Any]:
         return {**super().options(), "alpha0": self.alpha0, "threshold": self.threshold, "retrain": self.retrain,
                 "alpha_rule": self.alpha_rule, "reliability": self.reliability, "protect_head": self.protect_head,
+                "train_last": self.train_last,
                 "step2_order": self.step2_order}
 
     @property
@@ -141,8 +156,16 @@ class Hybrid(PlanBased):
         from schedlab.predictors.online import accuracy
 
         row = self._reliability_rows.pop(job.id)
-        self._completed_rows.append(row)
-        self._completed_accuracy.append(float(accuracy(row[-1], max(runtime_s, 1e-9))))
+        if self._completed_count == len(self._completed_rows):
+            grown = max(1024, 2 * self._completed_count)
+            rows, accuracies = np.zeros((grown, len(row))), np.zeros(grown)
+            if self._completed_count:
+                rows[:self._completed_count] = self._completed_rows
+                accuracies[:self._completed_count] = self._completed_accuracy
+            self._completed_rows, self._completed_accuracy = rows, accuracies
+        self._completed_rows[self._completed_count] = row
+        self._completed_accuracy[self._completed_count] = float(accuracy(row[-1], max(runtime_s, 1e-9)))
+        self._completed_count += 1
         self._completed_end_s.append(now)
 
     def _retrain(self, boundary_s: float) -> None:
@@ -155,8 +178,9 @@ class Hybrid(PlanBased):
         rows = bisect_right(self._completed_end_s, boundary_s)
         if rows >= self.MIN_TRAINING_ROWS and rows != self._trained_rows:
             t0 = time.perf_counter()
+            first = max(0, rows - self.train_last) if self.train_last else 0
             self._model = ReliabilityModel(kind=self.reliability, seed=self.seed).fit(
-                np.array(self._completed_rows[:rows]), np.array(self._completed_accuracy[:rows]))
+                self._completed_rows[first:rows], self._completed_accuracy[first:rows])
             self.training_time_s += time.perf_counter() - t0
             self._trained_rows = rows
         self.training_rows.append(max(self._trained_rows, 0))

@@ -96,14 +96,19 @@ def test_reliability_models():
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 1, size=(400, 17))
     y = np.clip(x[:, 1], 0, 1)
-    for kind in ("gbt", "dt"):
+    for kind in ("gbt-hist", "gbt", "gbt-xgb", "dt"):
         model = ReliabilityModel(kind=kind).fit(x, y)
         assert np.corrcoef(model.predict(x), y)[0, 1] > 0.9
         assert model.predict(x).min() >= 0 and model.predict(x).max() <= 1
-    assert ReliabilityModel().fit(x, y).model_[-1].subsample == 0.8
-    # the compiled per-row path gives scikit-learn's numbers, bit for bit
+    assert ReliabilityModel(kind="gbt").fit(x, y).model_[-1].subsample == 0.8
+    hist = ReliabilityModel().fit(x, y).model_  # the default: the study's boosting in xgboost's hist
+    assert (hist.subsample, hist.max_depth, hist.learning_rate, hist.n_estimators, hist.max_bin) == (0.8, 3, 0.1,
+                                                                                                     100, 64)
+    assert '"num_trees":"100"' in hist.booster_json_.replace(" ", "")
+    # the compiled per-row path gives scikit-learn's (xgboost's) numbers, bit for bit
     queries = np.vstack([x[:50], rng.lognormal(size=(200, 17))])
-    for kind in ("gbt", "dt"):
+    queries[::7, 3] = np.nan  # xgboost sends a missing value to its node's default side
+    for kind in ("gbt-hist", "gbt-xgb", "gbt", "dt"):
         model = ReliabilityModel(kind=kind, seed=2).fit(x, y)
         assert model.predict_rows(queries.tolist()) == model.predict(queries).tolist()
     # CNK: accuracy between p^ and the mean run time of the 5 nearest completed jobs
@@ -268,6 +273,7 @@ HYBRID_OPTIONS = [{"retrain": "60", "reliability": "dt", "threshold": "0.1"},
                   {"retrain": "30", "reliability": "dt", "threshold": "0.0", "protect_head": "false"},
                   {"retrain": "60", "reliability": "dt", "threshold": "0.1", "step2_order": "sjbf",
                    "predictor": "user-last2"},
+                  {"retrain": "40", "reliability": "dt", "threshold": "0.1", "train_last": "8"},
                   {"retrain": "150"}]
 
 
@@ -433,6 +439,30 @@ def test_a_larger_share_is_used_at_the_retrain_that_makes_it():
     options = {"retrain": "300", "threshold": "0", "alpha0": "0.1", "reliability": "dt"}
     starts = starts_of(make_workload(specs), "hybrid", options, 10)
     assert [starts[f"J{k}"] for k in range(4)] == [310.0, 310.0, 600.0, 1310.0]
+
+
+def test_train_last_bounds_each_retrain_to_the_latest_completions():
+    rng = np.random.default_rng(4)
+    specs = [(str(i), int(i * 20), int(rng.integers(1, 4)), int(rng.integers(5, 200)), 400, {"user": f"u{i % 3}"})
+             for i in range(120)]
+    fits: dict[str, list[int]] = {}
+    original_fit = ReliabilityModel.fit
+
+    def fit(self, X, y, **kwargs):  # noqa: N803
+        fits.setdefault(test_label, []).append(len(X))
+        return original_fit(self, X, y, **kwargs)
+
+    for test_label, options in (("all", {}), ("last 30", {"train_last": "30"}), ("last 10k", {"train_last": "10000"})):
+        scheduler = create_scheduler("hybrid", {"retrain": "300", "reliability": "dt", **options})
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(ReliabilityModel, "fit", fit)
+            Engine(Platform.homogeneous(6), make_workload(specs), scheduler).run()
+        fits[test_label + " rows seen"] = scheduler.training_rows
+    assert fits["all"] == sorted(fits["all"]) and fits["all"][-1] > 60
+    assert fits["last 30"] == [min(rows, 30) for rows in fits["all"]]
+    assert fits["last 10k"] == fits["all"]  # a bound above the completions: the study's rule
+    with pytest.raises(InputError, match="train_last"):
+        create_scheduler("hybrid", {"train_last": "-1"})
 
 
 def test_an_unknown_request_is_not_replaced_by_the_walltime():
