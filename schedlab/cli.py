@@ -212,10 +212,12 @@ def _first_sentence(doc: str | None) -> str:
 
 def cmd_schedulers(args: argparse.Namespace) -> int:
     from schedlab.schedulers.base import all_schedulers, scheduler_option_specs
+    from schedlab.schedulers.plugins import PROBLEMS
     from schedlab.schedulers.policies import POLICIES
 
     for name, cls in sorted(all_schedulers().items()):
-        print(f"{name}\n    {_first_sentence(cls.__doc__)}")
+        origin = "" if cls.__module__.startswith("schedlab.") else f"  [plugin: {cls.__module__}]"
+        print(f"{name}{origin}\n    {_first_sentence(cls.__doc__)}")
         for spec in scheduler_option_specs(cls):
             default = "none" if spec.default in ("", None) else str(spec.default).lower() if isinstance(
                 spec.default, bool) else spec.default
@@ -231,6 +233,8 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
         print(f"    {function}[:{'|'.join(WORKLOADS)}]  terms {', '.join(terms)}; the study's coefficients "
               f"(default {WORKLOADS[0]})")
     print("    FILE#NAME  a function fitted by `schedlab policy fit` (e.g. fitted.toml#qua)")
+    for problem in PROBLEMS.values():
+        _warn(problem)
     return 0
 
 
@@ -279,9 +283,9 @@ class Parser(argparse.ArgumentParser):
 
 def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> None:
     if positional:
-        parser.add_argument("scheduler", help="scheduler name (see `schedlab schedulers`)")
+        parser.add_argument("scheduler", help="scheduler name (see `schedlab schedulers`) or MODULE:CLASS")
     else:
-        parser.add_argument("--scheduler", "-s", help="scheduler name (see `schedlab schedulers`)")
+        parser.add_argument("--scheduler", "-s", help="scheduler name (see `schedlab schedulers`) or MODULE:CLASS")
     parser.add_argument("--option", "-O", action="append", metavar="KEY=VALUE",
                         help="scheduler option, repeatable, each key once (e.g. -O queue_order=spt)")
 
@@ -293,6 +297,7 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     from schedlab.cli_experiments import add_parsers as add_experiment_parsers
     from schedlab.cli_policies import add_parsers as add_policy_parsers
     from schedlab.cli_predictors import add_parsers as add_predictor_parsers
+    from schedlab.cli_schedulers import add_parsers as add_scheduler_parsers
     from schedlab.cli_workloads import add_parsers
 
     parser = Parser(prog="schedlab", description=__doc__)
@@ -359,6 +364,7 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     add_parsers(sub)
+    add_scheduler_parsers(sub, _add_scheduler_args)
     add_experiment_parsers(sub)
     add_predictor_parsers(sub, light=light)
     add_policy_parsers(sub)

@@ -89,13 +89,40 @@ BUILTIN_MODULES = {
 }
 
 
-def all_schedulers() -> dict[str, type[Scheduler]]:
-    """The registry with every shipped scheduler loaded (listings, tests)."""
+def all_schedulers(*, plugins: bool = True) -> dict[str, type[Scheduler]]:
+    """The registry with every shipped scheduler loaded (listings, tests), and every installed
+    plugin's unless `plugins=False` (broken ones: `schedulers.plugins.PROBLEMS`)."""
     import importlib
 
     for module in sorted(set(BUILTIN_MODULES.values())):
         importlib.import_module(f"schedlab.schedulers.{module}")
+    if plugins:
+        from schedlab.schedulers.plugins import load_all_plugins
+
+        load_all_plugins()
     return SCHEDULERS
+
+
+def scheduler_class(name: str) -> type[Scheduler]:
+    """The class a scheduler name gives: shipped (its module imported on demand), registered,
+    an installed plugin's (entry point group `schedlab.schedulers`) or `MODULE:CLASS`."""
+    import importlib
+
+    if name not in SCHEDULERS and name in BUILTIN_MODULES:
+        importlib.import_module(f"schedlab.schedulers.{BUILTIN_MODULES[name]}")
+    if name in SCHEDULERS:
+        return SCHEDULERS[name]
+    from schedlab.schedulers import plugins
+
+    if ":" in name:
+        return plugins.class_from_spec(name)
+    plugins.load_plugin(name)
+    if name in SCHEDULERS:
+        return SCHEDULERS[name]
+    if name in plugins.PROBLEMS:
+        raise InputError(plugins.PROBLEMS[name])
+    known = ", ".join(sorted(all_schedulers()))
+    raise InputError(f"unknown scheduler {name!r} (known: {known}; or MODULE:CLASS)")
 
 
 def register(name: str) -> Callable[[type[Scheduler]], type[Scheduler]]:
@@ -154,14 +181,12 @@ def scheduler_option_types(cls: type[Scheduler]) -> dict[str, Any]:
 
 
 def create_scheduler(name: str, options: Mapping[str, Any] | None = None) -> Scheduler:
-    """Instantiate a registered scheduler; string option values are converted to declared types."""
-    import importlib
+    """Instantiate a scheduler by name (`scheduler_class`); string option values are converted to
+    declared types."""
+    return _create(scheduler_class(name), name, options)
 
-    if name not in SCHEDULERS and name in BUILTIN_MODULES:
-        importlib.import_module(f"schedlab.schedulers.{BUILTIN_MODULES[name]}")
-    cls = SCHEDULERS.get(name)
-    if cls is None:
-        raise InputError(f"unknown scheduler {name!r} (known: {', '.join(sorted(all_schedulers()))})")
+
+def _create(cls: type[Scheduler], name: str, options: Mapping[str, Any] | None) -> Scheduler:
     types = scheduler_option_types(cls)
     kwargs: dict[str, Any] = {}
     for key, value in (options or {}).items():
@@ -196,12 +221,11 @@ def _inert(cls: type, options: Mapping[str, Any]) -> list[tuple[str, str, str]]:
 def inert_options(name: str, options: Mapping[str, Any]) -> set[str]:
     """The options of `options` that scheduler `name` would ignore with the others given (campaign
     grids drop them from such combinations); empty for an unknown name (said elsewhere)."""
-    import importlib
-
-    if name not in SCHEDULERS and name in BUILTIN_MODULES:
-        importlib.import_module(f"schedlab.schedulers.{BUILTIN_MODULES[name]}")
-    cls = SCHEDULERS.get(name)
-    return set() if cls is None else {key for key, _, _ in _inert(cls, options)}
+    try:
+        cls = scheduler_class(name)
+    except InputError:
+        return set()
+    return {key for key, _, _ in _inert(cls, options)}
 
 
 def option_named(error: InputError, options: Mapping[str, Any]) -> InputError:

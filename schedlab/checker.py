@@ -1,0 +1,333 @@
+"""`schedlab scheduler check`: does a scheduler keep Batsim's rules, never look ahead, and give the
+same schedule twice? And how fast is it, next to EASY?
+
+- Rules: each workload of `edge_case_workloads` (simultaneous submissions and ends, walltime kills,
+  jobs as wide as the machine, sub-second and zero-length jobs) and a trace-like one run on the
+  engine, which aborts on what Batsim aborts on (a core used twice, a decision for an unknown or
+  already decided job, a call in the past, jobs left undecided); the records are then checked
+  again (no start before submission, kills exactly at the walltime, no core used twice). The first
+  violation is shrunk to a small workload that still shows it (fewer jobs, greedily), written to disk.
+- Look-ahead: for cuts t over the run, the run times of the jobs that end after t are changed (they
+  still end after t); every decision at or before t must stay the same. Reading run times in any
+  way (profiles, the workload file, the engine's memory) is caught when it changes a decision.
+- Determinism: two fresh instances give the same jobs.csv rows.
+- Speed: scheduling time per job against EASY's on the same workload (reported, never a failure).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from schedlab.engine import Engine
+from schedlab.errors import InputError, SchedlabError
+from schedlab.model import Job, Platform, Profile
+from schedlab.workload import Workload
+
+Factory = Callable[[], Any]
+
+
+@dataclass
+class Finding:
+    check: str  # rules | look-ahead | determinism
+    message: str
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CheckReport:
+    lines: list[str] = field(default_factory=list)  # what held, and the speed
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def build_workload(specs: list[tuple[Any, ...]], name: str = "w0") -> Workload:
+    """specs: (job name, submit s, res, run time s, walltime s or None); one profile per job, named
+    after the job (profile names never tell run times)."""
+    jobs, profiles = [], {}
+    for job_name, submit_s, res, runtime_s, walltime_s in specs:
+        profile = f"p{job_name}"
+        profiles[profile] = Profile(profile, "delay", float(runtime_s),
+                                    MappingProxyType({"type": "delay", "delay": float(runtime_s)}))
+        jobs.append(Job(f"{name}!{job_name}", float(submit_s), int(res),
+                        None if walltime_s is None else float(walltime_s), profile, MappingProxyType({})))
+    jobs.sort(key=lambda job: (job.submit_time_s, job.id))
+    return Workload(name=name, jobs=tuple(jobs), profiles=profiles, source=f"<{name}>")
+
+
+def _specs(workload: Workload) -> list[tuple[Any, ...]]:
+    return [(job.name, job.submit_time_s, job.res, workload.profiles[job.profile].delay_s, job.walltime_s)
+            for job in workload.jobs]
+
+
+def edge_case_workloads(nb_res: int, seed: int = 0) -> dict[str, Workload]:
+    """Small workloads where schedulers usually break, by name."""
+    rng = np.random.default_rng(seed)
+    half, quarter = max(1, nb_res // 2), max(1, nb_res // 4)
+    cases: dict[str, list[tuple[Any, ...]]] = {}
+    # bursts of submissions at the same instants; equal run times make ends coincide too
+    cases["simultaneous"] = [(f"b{burst}-{k}", 100 * burst, int(rng.integers(1, half + 1)), 50.0, 60.0)
+                             for burst in range(6) for k in range(8)]
+    # run times past the walltime (killed there), exactly at it, and just under it
+    cases["walltime-kills"] = [(f"k{i}", 7 * i, int(rng.integers(1, quarter + 1)), runtime, 40.0)
+                               for i, runtime in enumerate([80.0, 40.0, 39.999, 120.0, 40.0, 5.0] * 5)]
+    # jobs as wide as the machine among small ones
+    cases["machine-wide"] = [(f"m{i}", 10 * i, nb_res if i % 4 == 0 else int(rng.integers(1, quarter + 1)),
+                              float(rng.integers(5, 60)), 100.0) for i in range(30)]
+    # sub-second and zero-length jobs at fractional instants, some without a walltime
+    cases["sub-second"] = [(f"s{i}", round(0.37 * i, 3), int(rng.integers(1, half + 1)),
+                            0.0 if i % 7 == 0 else round(float(rng.uniform(0.001, 0.9)), 3),
+                            None if i % 5 == 0 else 1.0) for i in range(40)]
+    return {name: build_workload(specs, name=name) for name, specs in cases.items()}
+
+
+def trace_like_workload(nb_res: int, nb_jobs: int = 300, seed: int = 1) -> Workload:
+    """A generated workload with a queue (load 0.95, 5% of jobs killed at their walltime)."""
+    from schedlab.workloads.synthetic import generate
+
+    return generate(nb_jobs=nb_jobs, nb_resources=nb_res, seed=seed, load=0.95, max_runtime_s=7200.0, name="trace")
+
+
+# ---------------------------------------------------------------------------------------------- running
+
+
+def _record_decisions(scheduler: Any) -> list[tuple[float, tuple[str, ...]]]:
+    """Wrap the instance's decide to log (now, decisions) of each call."""
+    log: list[tuple[float, tuple[str, ...]]] = []
+    decide = scheduler.decide
+
+    def recorded(now: float) -> list[Any]:
+        decisions = decide(now)
+        log.append((now, tuple(map(repr, decisions))))
+        return decisions
+
+    scheduler.decide = recorded
+    return log
+
+
+@dataclass
+class _Run:
+    engine: Engine | None
+    log: list[tuple[float, tuple[str, ...]]]
+    failure: str | None
+
+
+def _run(factory: Factory, nb_res: int, workload: Workload) -> _Run:
+    scheduler = factory()
+    log = _record_decisions(scheduler)
+    engine = None
+    try:
+        scheduler.prepare()
+        engine = Engine(Platform.homogeneous(nb_res), workload, scheduler)
+        engine.run()
+    except InputError:
+        raise  # the scheduler's own inputs (a file an option names): said as bad input, not a rule
+    except SchedlabError as exc:
+        return _Run(engine, log, f"rule broken: {exc}")
+    except Exception as exc:
+        return _Run(engine, log, f"the scheduler raised {type(exc).__name__}: {exc}")
+    return _Run(engine, log, _invariant_failure(engine))
+
+
+def _invariant_failure(engine: Engine) -> str | None:
+    """The records checked again, independently of the engine's own checks."""
+    tolerance = 1e-6
+    events = []
+    for record in engine.records.values():
+        job = record.job
+        if record.start_s is None:
+            continue
+        if record.start_s < job.submit_time_s - tolerance:
+            return f"job {job.id} started at {record.start_s} before its submission at {job.submit_time_s}"
+        runtime = record.finish_s - record.start_s
+        if job.walltime_s is not None and runtime > job.walltime_s + tolerance:
+            return f"job {job.id} ran {runtime} s, past its walltime {job.walltime_s} s (Batsim kills it there)"
+        if record.alloc is not None and runtime > 0:
+            for resource in record.alloc:
+                events.append((resource, record.start_s, record.finish_s, job.id))
+    events.sort()
+    for (res_a, _, end_a, job_a), (res_b, start_b, _, job_b) in itertools.pairwise(events):
+        if res_a == res_b and start_b < end_a - tolerance:
+            return f"resource {res_a} used by {job_a} and {job_b} at once (t={start_b})"
+    return None
+
+
+def _kind(failure: str) -> str:
+    """A failure without its numbers and ids: shrinking keeps a workload only if this stays."""
+    return re.sub(r"'[^']*'|\b[\w.-]*\d[\w.!-]*\b", "#", failure)
+
+
+def shrink(factory: Factory, nb_res: int, workload: Workload, failure: str, *, budget_s: float = 20.0,
+           max_runs: int = 200) -> Workload:
+    """A smaller workload with the same kind of failure: chunks of jobs removed greedily (halves,
+    then smaller), each removal kept if the failure remains."""
+    specs, kind = _specs(workload), _kind(failure)
+    deadline, runs = time.monotonic() + budget_s, 0
+    chunk = max(1, len(specs) // 2)
+    while chunk >= 1 and len(specs) > 1:
+        start = 0
+        while start < len(specs) and len(specs) > 1:
+            if time.monotonic() > deadline or runs >= max_runs:
+                return build_workload(specs, name=workload.name)
+            candidate = specs[:start] + specs[start + chunk:]
+            runs += 1
+            result = _run(factory, nb_res, build_workload(candidate, name=workload.name))
+            if candidate and result.failure is not None and _kind(result.failure) == kind:
+                specs = candidate
+            else:
+                start += chunk
+        chunk //= 2
+    return build_workload(specs, name=workload.name)
+
+
+def _write_reproduction(out_dir: Path, label: str, nb_res: int, workload: Workload, failure: str,
+                        spec: str) -> list[str]:
+    from schedlab.platforms.generate import cluster_xml
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    workload_path, platform_path = out_dir / f"{label}.json", out_dir / f"platform{nb_res}.xml"
+    body = {"nb_res": nb_res, "description": f"schedlab scheduler check: {failure}", **workload.to_json()}
+    workload_path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+    platform_path.write_text(cluster_xml(nb_res), encoding="utf-8")
+    replay = f"schedlab simulate -p {platform_path} -w {workload_path} -s {spec} -o {out_dir / label}"
+    (out_dir / f"{label}.txt").write_text(f"{failure}\n\nreplay: {replay}\n", encoding="utf-8")
+    return [str(workload_path), str(platform_path)]
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+
+def changed_runtimes(workload: Workload, engine: Engine, cut_s: float, seed: int) -> Workload:
+    """The workload with the run time of every job that ended after `cut_s` changed (longer or
+    shorter, at random), each still ending after `cut_s` if started as before."""
+    rng = np.random.default_rng(seed)
+    specs = []
+    for job_name, submit_s, res, runtime_s, walltime_s in _specs(workload):
+        record = engine.records[f"{workload.name}!{job_name}"]
+        if record.finish_s is not None and record.finish_s > cut_s:
+            if rng.random() < 0.5:
+                runtime_s = runtime_s * float(rng.uniform(1.2, 3.0)) + 1.0
+            else:
+                shortest = (cut_s - record.start_s) if record.start_s is not None else 0.0
+                runtime_s = max(runtime_s * float(rng.uniform(0.1, 0.8)), shortest + 0.5 * (runtime_s - shortest))
+        specs.append((job_name, submit_s, res, runtime_s, walltime_s))
+    return build_workload(specs, name=workload.name)
+
+
+def look_ahead_finding(factory: Factory, nb_res: int, workload: Workload, first: _Run,
+                       nb_cuts: int = 4) -> str | None:
+    """The first decision at or before a cut that changes with the run times of later-ending jobs."""
+    assert first.engine is not None
+    ends = sorted(r.finish_s for r in first.engine.records.values() if r.finish_s is not None)
+    if not ends:
+        return None
+    cuts = sorted({ends[int(q * (len(ends) - 1))] for q in np.linspace(0.1, 0.7, nb_cuts)})
+    for number, cut_s in enumerate(cuts):
+        again = _run(factory, nb_res, changed_runtimes(workload, first.engine, cut_s, seed=number))
+        before = [entry for entry in first.log if entry[0] <= cut_s]
+        after = [entry for entry in again.log if entry[0] <= cut_s]
+        for (now_a, decisions_a), (now_b, decisions_b) in zip(before, after, strict=False):
+            if (now_a, decisions_a) != (now_b, decisions_b):
+                at = min(now_a, now_b)
+                return (f"the decisions at t={at:g} changed when only the run times of jobs ending after "
+                        f"t={cut_s:g} did: {list(decisions_a) or 'none'} became {list(decisions_b) or 'none'} "
+                        f"(workload {workload.name})")
+        if len(before) != len(after):
+            return (f"the number of decisions up to t={cut_s:g} changed ({len(before)} -> {len(after)}) when only "
+                    f"the run times of jobs ending after t={cut_s:g} did (workload {workload.name})")
+    return None
+
+
+def _jobs_rows(engine: Engine) -> list[str]:
+    from schedlab.outputs import job_row
+
+    return [job_row(engine.records[job_id]) for job_id in engine.finished]
+
+
+def check_scheduler(factory: Factory, spec: str, *, nb_res: int = 16, extra: Workload | None = None,
+                    out_dir: Path | None = None, progress: Callable[[str], None] | None = None) -> CheckReport:
+    """Every check on the edge cases, the trace-like workload and `extra` (a user's)."""
+    report = CheckReport()
+    say = progress or (lambda text: None)
+    workloads = edge_case_workloads(nb_res)
+    workloads["trace"] = trace_like_workload(nb_res)
+    if extra is not None:
+        workloads[extra.name or "yours"] = extra
+    runs: dict[str, _Run] = {}
+    for label, workload in workloads.items():
+        say(f"rules on {label}")
+        runs[label] = result = _run(factory, nb_res, workload)
+        if result.failure is not None:
+            say(f"shrinking the {label} workload")
+            small = shrink(factory, nb_res, workload, result.failure)
+            files = [] if out_dir is None else _write_reproduction(out_dir, f"violation-{label}", nb_res, small,
+                                                                   result.failure, spec)
+            report.findings.append(Finding("rules", f"{label} ({len(workload.jobs)} jobs): {result.failure}; "
+                                                    f"reproduced with {len(small.jobs)} job(s)", files))
+            break  # the first violation: later checks would trip on it again
+    else:
+        total = sum(len(w.jobs) for w in workloads.values())
+        report.lines.append(f"rules: held on {len(workloads)} workloads ({total} jobs; "
+                            f"{', '.join(workloads)}) on {nb_res} resources")
+    clean = [label for label, run in runs.items() if run.failure is None and label in ("trace", "simultaneous",
+                                                                                      "walltime-kills")]
+    for label in clean:
+        say(f"look-ahead on {label}")
+        found = look_ahead_finding(factory, nb_res, workloads[label], runs[label])
+        if found is not None:
+            report.findings.append(Finding("look-ahead", found))
+            break
+    else:
+        if clean:
+            report.lines.append(f"look-ahead: none (decisions up to 4 cuts unchanged when later-ending jobs' "
+                                f"run times change; {', '.join(clean)})")
+    if "trace" in clean:
+        say("determinism")
+        again = _run(factory, nb_res, workloads["trace"])
+        first_rows, second_rows = _jobs_rows(runs["trace"].engine), _jobs_rows(again.engine)  # type: ignore[arg-type]
+        if first_rows != second_rows:
+            differ = next(i for i, (a, b) in enumerate(zip(first_rows, second_rows, strict=False)) if a != b)
+            report.findings.append(Finding("determinism", f"two fresh instances differ at jobs.csv row {differ + 1}: "
+                                                          f"{first_rows[differ]!r} vs {second_rows[differ]!r}"))
+        else:
+            report.lines.append(f"determinism: two fresh instances gave the same {len(first_rows)} jobs.csv rows")
+        say("speed")
+        report.lines.append(_speed_line(factory, nb_res))
+    return report
+
+
+def _speed_line(factory: Factory, nb_res: int, nb_jobs: int = 2000) -> str:
+    from schedlab.schedulers.base import create_scheduler
+
+    workload = trace_like_workload(nb_res, nb_jobs=nb_jobs, seed=2)
+    figures = {}
+    for label, make in (("easy", lambda: create_scheduler("easy")), ("yours", factory)):
+        best = (math.inf, 0)
+        for _ in range(2):  # the better of two: the first may pay for imports and caches
+            scheduler = make()
+            scheduler.prepare()
+            engine = Engine(Platform.homogeneous(nb_res), workload, scheduler)
+            try:
+                engine.run()
+            except Exception:
+                return "speed: not measured (the run failed)"
+            best = min(best, (engine.scheduling_time_s, engine.nb_decisions))
+        figures[label] = best
+    (yours_s, yours_n), (easy_s, _) = figures["yours"], figures["easy"]
+    ratio = yours_s / easy_s if easy_s > 0 else math.inf
+    rate = yours_n / yours_s if yours_s > 0 else math.inf
+    return (f"speed: {1e6 * yours_s / nb_jobs:.1f} us of scheduling per job on {nb_jobs} jobs "
+            f"({rate:,.0f} decisions/s), {ratio:.1f}x EASY's {1e6 * easy_s / nb_jobs:.1f} us")

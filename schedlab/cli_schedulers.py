@@ -1,0 +1,115 @@
+"""`schedlab scheduler check` and `schedlab pybatsim-entry`: for schedulers written by users."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import InputError
+
+EXIT_FAILURE = 1
+
+ENTRY_TEMPLATE = '''"""pybatsim entry file for the schedlab scheduler {name!r} (made by `schedlab pybatsim-entry`).
+
+    pybatsim {filename} -s tcp://*:28000 -t 0 [-o '{{"OPTION": "VALUE"}}']
+"""
+
+from schedlab.pybatsim_entry.adapter import pybatsim_scheduler
+
+{class_name} = pybatsim_scheduler({name!r}, {class_name!r})
+'''
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from schedlab.checker import check_scheduler
+    from schedlab.schedulers.base import create_scheduler, option_named, parse_options
+
+    options = parse_options(args.option or [])
+    try:  # a bad name, option or file an option names is said before any work
+        create_scheduler(args.scheduler, options).prepare()
+    except InputError as exc:
+        raise option_named(exc, options) from None
+    if args.resources < 2:
+        raise InputError(f"--resources must be at least 2, got {args.resources}")
+    extra = None
+    if args.workload:
+        from dataclasses import replace
+
+        from schedlab.engine import Engine
+        from schedlab.workload import load_workload
+
+        full = load_workload(args.workload, name="yours")
+        Engine.check_workload(full)
+        jobs = tuple(job for job in full.jobs if job.res <= args.resources)[:args.jobs]
+        if not jobs:
+            raise InputError(f"no job of at most {args.resources} resources (--resources)", path=args.workload)
+        extra = replace(full, jobs=jobs)
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists() and not out.is_dir():
+        raise InputError("exists and is not a directory (expected an output directory)", path=str(out))
+
+    def factory() -> Any:
+        return create_scheduler(args.scheduler, options)
+
+    say = (lambda text: None) if args.quiet else (lambda text: print(f"  ... {text}", file=sys.stderr, flush=True))
+    report = check_scheduler(factory, args.scheduler, nb_res=args.resources, extra=extra, out_dir=out,
+                             progress=say)
+    for line in report.lines:
+        print(f"ok    {line}")
+    for finding in report.findings:
+        print(f"FAIL  {finding.check}: {finding.message}")
+        for path in finding.files:
+            print(f"      wrote {path}")
+    if report.findings and out is None:
+        print("      (--out DIR writes the smallest workload found, with a platform and a replay command)")
+    return 0 if report.ok else EXIT_FAILURE
+
+
+def cmd_pybatsim_entry(args: argparse.Namespace) -> int:
+    from schedlab.paths import check_output_file
+    from schedlab.schedulers.base import scheduler_class
+
+    scheduler_class(args.scheduler)  # a name pybatsim could not load is said now, not under batsim
+    path = Path(args.output)
+    class_name = path.stem[:1].upper() + path.stem[1:]
+    if path.suffix != ".py" or not class_name.isidentifier():
+        raise InputError(f"{path}: pybatsim loads a FILE.py whose stem is a Python name (it instantiates the "
+                         "class named after the file, capitalised)")
+    check_output_file(path)
+    path.write_text(ENTRY_TEMPLATE.format(name=args.scheduler, filename=path.name, class_name=class_name),
+                    encoding="utf-8")
+    print(f"{path}: pybatsim entry for {args.scheduler!r} (class {class_name})")
+    return 0
+
+
+def add_parsers(sub: Any, add_scheduler_args: Any) -> None:
+    p = sub.add_parser("scheduler", help="check a scheduler: Batsim's rules, look-ahead, determinism, speed")
+    actions = p.add_subparsers(dest="action", required=True)
+    c = actions.add_parser(
+        "check", help="run a scheduler on edge-case workloads and check that it keeps Batsim's rules, "
+                      "never looks ahead and is deterministic; exit 0 when all hold, 1 otherwise",
+        description="Run a scheduler (a name, an installed plugin's name, MODULE:CLASS or FILE.py:CLASS) on "
+                    "generated edge-case workloads (simultaneous submissions and ends, walltime kills, jobs "
+                    "as wide as the machine, sub-second jobs) and a trace-like one. Checks Batsim's rules (the "
+                    "first violation is shrunk to a small workload), look-ahead (decisions before t must not "
+                    "change when only later-ending jobs' run times do), determinism, and measures the "
+                    "scheduling time against EASY's. Exit 0 when every check holds, 1 otherwise.")
+    add_scheduler_args(c, positional=True)
+    c.add_argument("--resources", type=int, default=16, help="resources of the checked platform")
+    c.add_argument("--workload", "-w", help="also check on this Batsim JSON workload (its first --jobs jobs "
+                                            "that fit --resources)")
+    c.add_argument("--jobs", type=int, default=500, help="jobs taken from --workload")
+    c.add_argument("--out", "-o", help="directory for the smallest workload that shows a violation, with a "
+                                       "platform and a replay command (written only on a violation)")
+    c.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    c.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("pybatsim-entry", help="write a pybatsim entry file that runs a schedlab scheduler",
+                       description="Write FILE.py that pybatsim loads (`pybatsim FILE.py`) to run a schedlab "
+                                   "scheduler (shipped, plugin or MODULE:CLASS) as Batsim's decision process; "
+                                   "options come from pybatsim's -o JSON.")
+    p.add_argument("scheduler", help="scheduler name (see `schedlab schedulers`) or MODULE:CLASS")
+    p.add_argument("--output", "-o", required=True, help="the entry file to write (e.g. schedlabMine.py)")
+    p.set_defaults(func=cmd_pybatsim_entry)

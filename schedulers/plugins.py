@@ -1,0 +1,123 @@
+"""Schedulers from outside schedlab: plugins and `MODULE:CLASS`.
+
+A package declares its schedulers as entry points of the group `schedlab.schedulers`
+(`myq = "mypkg.sched:MyQueue"` in its pyproject.toml); once installed, `myq` is a scheduler name
+everywhere a shipped one is (simulate, serve, campaigns, pybatsim entry files, `scheduler check`).
+Entry points are read only when a name is not a shipped one (start-up stays light). A broken
+plugin (it cannot be imported, is no Scheduler, or takes a shipped name) is recorded as one line
+naming its package and never stops the other schedulers.
+
+Without packaging, `MODULE:CLASS` names a class directly: an importable module (the working
+directory included) or a `.py` file (`path/to/mine.py:MyQueue`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import InputError
+
+ENTRY_POINT_GROUP = "schedlab.schedulers"
+#: one line per plugin that could not be registered, by its name (listings show them)
+PROBLEMS: dict[str, str] = {}
+_read: set[str] = set()  # entry point names already tried
+
+
+def _entry_points() -> list[Any]:
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _describe(entry: Any) -> str:
+    dist = getattr(entry, "dist", None)
+    package = f"{dist.name} {dist.version}" if dist is not None else "an unknown package"
+    return f"plugin scheduler {entry.name!r} (package {package}, {entry.value})"
+
+
+def _load(entry: Any) -> None:
+    from schedlab.schedulers.base import BUILTIN_MODULES, SCHEDULERS, Scheduler, register
+
+    _read.add(entry.name)
+    where = _describe(entry)
+    if entry.name in BUILTIN_MODULES:
+        PROBLEMS[entry.name] = f"{where}: the name of a shipped scheduler; ignored"
+        return
+    try:
+        cls = entry.load()
+    except Exception as exc:  # whatever a third-party import raises: said, never fatal
+        PROBLEMS[entry.name] = f"{where}: cannot be loaded: {type(exc).__name__}: {exc}"
+        return
+    if not (isinstance(cls, type) and issubclass(cls, Scheduler)):
+        PROBLEMS[entry.name] = f"{where}: {entry.value} is not a subclass of schedlab.Scheduler"
+        return
+    if SCHEDULERS.get(entry.name) is cls:
+        return  # its module registered it under this name already (@register)
+    if entry.name in SCHEDULERS:
+        PROBLEMS[entry.name] = f"{where}: the name is taken by {SCHEDULERS[entry.name].__module__}; ignored"
+        return
+    register(entry.name)(cls)
+
+
+def load_plugin(name: str) -> None:
+    """Register the plugin(s) called `name`, if any and not tried yet."""
+    if name in _read:
+        return
+    for entry in _entry_points():
+        if entry.name == name:
+            _load(entry)
+    _read.add(name)
+
+
+def load_all_plugins() -> dict[str, str]:
+    """Register every installed plugin; returns the problems (name -> one line)."""
+    for entry in _entry_points():
+        if entry.name not in _read:
+            _load(entry)
+    return PROBLEMS
+
+
+def class_from_spec(spec: str) -> type:
+    """The Scheduler subclass `MODULE:CLASS` names (InputError otherwise, one line)."""
+    from schedlab.schedulers.base import Scheduler
+
+    module_name, _, class_name = spec.rpartition(":")
+    if not module_name or not class_name.isidentifier():
+        raise InputError(f"scheduler {spec!r}: expected a name, MODULE:CLASS or FILE.py:CLASS")
+    try:
+        if module_name.endswith(".py"):
+            path = Path(module_name).resolve()
+            if not path.is_file():
+                raise InputError(f"scheduler {spec!r}: {module_name}: no such file")
+            unique = f"schedlab_user_{path.stem}_{abs(hash(str(path))):x}"
+            module = sys.modules.get(unique)
+            if module is None:
+                loader_spec = importlib.util.spec_from_file_location(unique, path)
+                module = importlib.util.module_from_spec(loader_spec)  # type: ignore[arg-type]
+                sys.modules[unique] = module
+                try:
+                    loader_spec.loader.exec_module(module)  # type: ignore[union-attr]
+                except BaseException:
+                    del sys.modules[unique]
+                    raise
+        else:
+            if os.getcwd() not in sys.path and "" not in sys.path:
+                sys.path.append(os.getcwd())  # a module next to the user, as `python -m` would see it
+            module = importlib.import_module(module_name)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"scheduler {spec!r}: cannot import {module_name}: {type(exc).__name__}: {exc}") from None
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        raise InputError(f"scheduler {spec!r}: {module_name} has no {class_name}")
+    if not (isinstance(cls, type) and issubclass(cls, Scheduler)):
+        raise InputError(f"scheduler {spec!r}: {class_name} is not a subclass of schedlab.Scheduler")
+    if "name" not in vars(cls):  # not registered itself: known by the spec (outputs, listings)
+        cls.name = spec
+    return cls
