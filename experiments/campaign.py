@@ -279,6 +279,10 @@ def _scheduler(raw: Any, at: _Locator, index: int, base: Path) -> SchedulerSpec:
     name = raw.get("name")
     if not isinstance(name, str):
         raise at.error("expected a scheduler name", "schedulers", index, "name")
+    label = str(raw.get("label", name))
+    module, colon, class_name = name.rpartition(":")
+    if colon and module.endswith(".py") and not Path(module).is_absolute():
+        name = f"{(base / module).resolve()}:{class_name}"  # FILE.py:CLASS, relative to the campaign file
     raw_options = raw.get("options", {})
     options = _table(raw_options, set(raw_options) if isinstance(raw_options, dict) else set(), at, "schedulers",
                      index)
@@ -286,7 +290,7 @@ def _scheduler(raw: Any, at: _Locator, index: int, base: Path) -> SchedulerSpec:
     for key, values in grid.items():
         if not values:
             raise at.error("an empty list of values makes no run", "schedulers", index, key)
-    spec = SchedulerSpec(name, str(raw.get("label", name)), grid, str(base))
+    spec = SchedulerSpec(name, label, grid, str(base))
     for combination in spec.combinations():  # every combination must make a scheduler
         try:
             create_scheduler(name, {k: str(v) if isinstance(v, bool | int | float) else v
@@ -312,6 +316,12 @@ def load_campaign(path: str | Path) -> Campaign:
         match = re.search(r"line (\d+)", str(exc))
         line = int(match.group(1)) if match else None
         raise InputError(f"malformed TOML: {exc}", path=str(path), line=line) from None
+    return campaign_from_doc(doc, path, text)
+
+
+def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campaign:
+    """A campaign from its parsed TOML (`text`: the file's, for line numbers in errors). From
+    Python, `path` names a file that need not exist: relative paths are relative to its folder."""
     at = _Locator(path, text)
     unknown = sorted(set(doc) - TOP_KEYS)
     if unknown:

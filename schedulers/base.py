@@ -52,10 +52,10 @@ class Scheduler:
         self.nb_resources = platform.nb_resources
 
     def on_job_submitted(self, job: Job, now: float) -> None:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement on_job_submitted(job, now)")
 
     def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement on_job_completed(job_id, state, now)")
 
     def on_jobs_killed(self, job_ids: Sequence[str], now: float) -> None:
         """After a Kill: the jobs were already reported by `on_job_completed(COMPLETED_KILLED)`."""
@@ -71,7 +71,7 @@ class Scheduler:
 
     # ---- decisions
     def decide(self, now: float) -> list[Decision]:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement decide(now)")
 
     def options(self) -> dict[str, Any]:
         """The options this instance runs with (recorded in outputs)."""

@@ -1,0 +1,1 @@
+"""An example schedlab scheduler plugin (test fixture)."""
