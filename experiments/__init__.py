@@ -17,11 +17,14 @@ def run(campaign: str | Path | dict[str, Any], out: str | Path, *, workers: int 
     failed runs are rows with `complete` False and their `error`."""
     import pandas as pd
 
+    from schedlab.errors import InputError
     from schedlab.experiments.campaign import campaign_from_doc, load_campaign
     from schedlab.experiments.plan import expand
     from schedlab.experiments.runner import run_campaign
     from schedlab.paths import check_output_dir
 
+    if workers < 1:
+        raise InputError(f"workers must be >= 1, got {workers}")
     if isinstance(campaign, dict):
         loaded = campaign_from_doc(campaign, Path.cwd() / "<campaign>")
     else:

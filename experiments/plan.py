@@ -243,11 +243,15 @@ def effective_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
 def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
     """Every run of the campaign, in a stable order; inputs are made under `out_dir` as needed
     (absolute paths: Dask workers may start elsewhere)."""
+    from schedlab.schedulers.base import scheduler_class
+    from schedlab.schedulers.plugins import code_identity
+
     out_dir = out_dir.resolve()
     # each configuration's effective options, once; "@history" stays a placeholder until an instance
     configurations = [(scheduler, options, file_identity(effective_options(scheduler.name, {
         **options, **scheduler.files(options)}), scheduler.files(options)))
         for scheduler in campaign.schedulers for options in scheduler.combinations()]
+    codes = {scheduler.name: code_identity(scheduler_class(scheduler.name)) for scheduler in campaign.schedulers}
     workloads = [(spec, workload_inputs(spec, spec.seeds or campaign.seeds, out_dir / "workloads"))
                  for spec in campaign.workloads]
     platforms = [platform_input(spec, out_dir / "platforms") for spec in campaign.platforms]
@@ -279,6 +283,8 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
                                     "options": effective, "seed": seed,
                                     "jitter_s": jitter, "repetition": repetition,
                                     "timing": campaign.timing, "version": __version__}
+                        if codes[scheduler.name] is not None:  # a user's or a plugin's code: its file's hash
+                            identity["code"] = codes[scheduler.name]
                         if campaign.warmup_share:  # only then: other runs keep their ids
                             identity["warmup_share"] = campaign.warmup_share
                         runs.append(Run(canonical_hash(identity)[:16], campaign.name, spec.name,

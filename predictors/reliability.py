@@ -8,9 +8,11 @@ accuracy min(p^, p) / max(p^, p) of completed jobs. Kinds:
   stages, learning rate 0.1 (its defaults; the study gives none), on features binned to at most 64
   quantiles of the training rows (as histogram boosting does, xgboost's `hist`: splits fall on bin
   edges; a retrain on Atlas's jobs takes a third of the time);
-- `gbt-hist` (the hybrid's default): the same model fitted by xgboost's `hist` (depth 3, 100 stages,
-  learning rate 0.1, subsample 0.8, 64 bins per feature, one thread): 10-20x faster to retrain than
-  `gbt`, and predicted through its trees compiled to Python;
+- `gbt-hist` (the hybrid's default): the same stochastic gradient boosting fitted by xgboost's
+  `hist` (depth 3, 100 stages, learning rate 0.1, subsample 0.8, 64 bins per feature, no L2 penalty
+  on leaves: a leaf is its rows' mean residual, as Friedman's and scikit-learn's; one thread): 10-20x
+  faster to retrain than `gbt` (splits and row draws differ from scikit-learn's), predicted through
+  its trees walked with numpy (predictors/xgb.py);
 - `gbt-xgb`: xgboost with its own defaults (depth 6, learning rate 0.3, 256 bins; subsample 0.8);
 - `dt`: one decision tree (depth 8, at least 20 rows per leaf: an unbounded tree memorises the noise
   of accuracies);
@@ -139,7 +141,7 @@ class ReliabilityModel(RegressorMixin, BaseEstimator):
         else:
             from schedlab.predictors.xgb import XGBoostJSON
 
-            study = {"n_estimators": 100, "max_depth": 3, "learning_rate": 0.1, "max_bin": 64}
+            study = {"n_estimators": 100, "max_depth": 3, "learning_rate": 0.1, "max_bin": 64, "reg_lambda": 0.0}
             self.model_ = XGBoostJSON(seed=self.seed, subsample=self.subsample,
                                       **(study if self.kind == "gbt-hist" else {}))
         self.model_.fit(x, target)
@@ -147,8 +149,9 @@ class ReliabilityModel(RegressorMixin, BaseEstimator):
 
     def predict_rows(self, rows: list[list[float]]) -> list[float]:
         """`predict` of a few rows without scikit-learn's per-call validation (a scheduler asks
-        at every decision with submissions): the tree kinds walk their trees compiled to Python
-        (predictors/fast_trees.py, predictors/xgb.py) with the same arithmetic; `cnk` calls `predict`."""
+        at every decision with submissions): the tree kinds walk their trees outside the library
+        (in generated Python, predictors/fast_trees.py; with numpy, predictors/xgb.py) with the same
+        arithmetic; `cnk` calls `predict`."""
         compiled = _COMPILED.get(self)
         if compiled is None:
             compiled = _COMPILED[self] = _compile(self)

@@ -71,13 +71,21 @@ class Result:
 
 
 def _platform(platform: str | Path | Platform | int) -> Platform:
+    import numbers
+
+    from schedlab.errors import InputError
     from schedlab.platform import load_platform
     from schedlab.platforms import resolve_platform
 
     if isinstance(platform, Platform):
         return platform
-    if isinstance(platform, int) and not isinstance(platform, bool):
-        return Platform.homogeneous(platform)
+    if isinstance(platform, numbers.Integral) and not isinstance(platform, bool):
+        if platform < 1:
+            raise InputError(f"platform: a number of resources must be at least 1, got {platform}")
+        return Platform.homogeneous(int(platform))
+    if not isinstance(platform, str | Path):
+        raise InputError(f"platform: expected a shipped name, an XML path, a Platform or a number of resources, "
+                         f"got {platform!r}")
     return load_platform(resolve_platform(platform))
 
 
@@ -116,6 +124,7 @@ def simulate(platform: str | Path | Platform | int, workload: str | Path | Workl
     on the command line); timing: "ideal" or "batsim" (needs a platform file); out: also write
     Batsim's files there."""
     from schedlab.engine import Engine
+    from schedlab.paths import check_output_dir
     from schedlab.run import simulate as run
 
     the_platform = _platform(platform)
@@ -123,10 +132,15 @@ def simulate(platform: str | Path | Platform | int, workload: str | Path | Workl
     the_scheduler = _scheduler(scheduler, options)
     the_scheduler.check_inputs(the_workload)
     Engine.check_workload(the_workload)
+    if out is not None:
+        check_output_dir(out)
     the_scheduler.prepare()
-    info = {"scheduler": the_scheduler.name or type(the_scheduler).__name__, "options": the_scheduler.options(),
+    cls = type(the_scheduler)
+    generator = the_workload.extra.get("generator")
+    info = {"scheduler": vars(cls).get("name") or cls.__name__, "options": the_scheduler.options(),
             "platform": {"path": the_platform.source, "nb_resources": the_platform.nb_resources},
-            "workload": {"path": the_workload.source, "nb_jobs": len(the_workload.jobs)}}
+            "workload": {"path": the_workload.source, "nb_jobs": len(the_workload.jobs),
+                         **({"generator": generator} if generator is not None else {})}}
     outcome = run(the_platform, the_workload, the_scheduler, out, run_info=info, timing=timing)
     if outcome.is_bug:  # the scheduler raised: in Python, the exception itself is the most useful report
         raise outcome.exception  # type: ignore[misc]

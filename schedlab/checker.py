@@ -5,12 +5,14 @@ same schedule twice? And how fast is it, next to EASY?
   jobs as wide as the machine, sub-second and zero-length jobs) and a trace-like one run on the
   engine, which aborts on what Batsim aborts on (a core used twice, a decision for an unknown or
   already decided job, a call in the past, jobs left undecided); the records are then checked
-  again (no start before submission, kills exactly at the walltime, no core used twice). The first
+  again (no start before submission, each job ran its delay or was killed exactly at its walltime,
+  no core used twice). The first
   violation is shrunk to a small workload that still shows it (fewer jobs, greedily), written to disk.
 - Look-ahead: for cuts t over the run, the run times of the jobs that end after t are changed (they
-  still end after t); every decision at or before t must stay the same. Reading run times in any
-  way (profiles, the workload file, the engine's memory) is caught when it changes a decision.
-- Determinism: two fresh instances give the same jobs.csv rows.
+  still end after t; the jobs themselves are untouched); every decision at or before t must stay
+  the same. Reading run times (profiles, the engine's memory) is caught when it changes a decision.
+- Determinism: two fresh instances give the same decisions and jobs.csv rows, and so does another
+  process with another PYTHONHASHSEED (an order that follows string hashing shows there).
 - Speed: scheduling time per job against EASY's on the same workload (reported, never a failure).
 """
 
@@ -21,7 +23,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -68,9 +70,24 @@ def build_workload(specs: list[tuple[Any, ...]], name: str = "w0") -> Workload:
     return Workload(name=name, jobs=tuple(jobs), profiles=profiles, source=f"<{name}>")
 
 
-def _specs(workload: Workload) -> list[tuple[Any, ...]]:
-    return [(job.name, job.submit_time_s, job.res, workload.profiles[job.profile].delay_s, job.walltime_s)
-            for job in workload.jobs]
+def with_own_profiles(workload: Workload) -> Workload:
+    """Each job on a delay profile of its own, named after the job (run times can then change job
+    by job, and profile names tell nothing)."""
+    from dataclasses import replace
+
+    jobs, profiles = [], {}
+    for job in workload.jobs:
+        name = f"p{job.name}"
+        delay_s = workload.profiles[job.profile].delay_s
+        profiles[name] = Profile(name, "delay", delay_s, MappingProxyType({"type": "delay", "delay": delay_s}))
+        jobs.append(replace(job, profile=name))
+    return replace(workload, jobs=tuple(jobs), profiles=profiles)
+
+
+def _subset(workload: Workload, jobs: list[Job] | tuple[Job, ...]) -> Workload:
+    from dataclasses import replace
+
+    return replace(workload, jobs=tuple(jobs), profiles={job.profile: workload.profiles[job.profile] for job in jobs})
 
 
 def edge_case_workloads(nb_res: int, seed: int = 0) -> dict[str, Workload]:
@@ -143,7 +160,11 @@ def _run(factory: Factory, nb_res: int, workload: Workload) -> _Run:
 
 
 def _invariant_failure(engine: Engine) -> str | None:
-    """The records checked again, independently of the engine's own checks."""
+    """The records checked again, independently of the engine's own checks: no start before the
+    submission, each job ran its profile's delay or was killed exactly at its walltime (or by a
+    Kill), no resource used by two jobs at once."""
+    from schedlab.model import JobState
+
     tolerance = 1e-6
     events = []
     for record in engine.records.values():
@@ -153,7 +174,13 @@ def _invariant_failure(engine: Engine) -> str | None:
         if record.start_s < job.submit_time_s - tolerance:
             return f"job {job.id} started at {record.start_s} before its submission at {job.submit_time_s}"
         runtime = record.finish_s - record.start_s
-        if job.walltime_s is not None and runtime > job.walltime_s + tolerance:
+        delay_s = engine.workload.profiles[job.profile].delay_s
+        walltime_s = math.inf if job.walltime_s is None else job.walltime_s
+        expected = min(delay_s, walltime_s)
+        if record.state is not JobState.COMPLETED_KILLED and abs(runtime - expected) > tolerance:
+            return (f"job {job.id} ran {runtime} s, not {expected} s (its profile's {delay_s} s, killed at its "
+                    f"walltime {job.walltime_s} s)")
+        if runtime > walltime_s + tolerance:
             return f"job {job.id} ran {runtime} s, past its walltime {job.walltime_s} s (Batsim kills it there)"
         if record.alloc is not None and runtime > 0:
             for resource in record.alloc:
@@ -174,27 +201,29 @@ def shrink(factory: Factory, nb_res: int, workload: Workload, failure: str, *, b
            max_runs: int = 200) -> Workload:
     """A smaller workload with the same kind of failure: chunks of jobs removed greedily (halves,
     then smaller), each removal kept if the failure remains."""
-    specs, kind = _specs(workload), _kind(failure)
+    jobs, kind = list(workload.jobs), _kind(failure)
     deadline, runs = time.monotonic() + budget_s, 0
-    chunk = max(1, len(specs) // 2)
-    while chunk >= 1 and len(specs) > 1:
+    chunk = max(1, len(jobs) // 2)
+    while chunk >= 1 and len(jobs) > 1:
         start = 0
-        while start < len(specs) and len(specs) > 1:
+        while start < len(jobs) and len(jobs) > 1:
             if time.monotonic() > deadline or runs >= max_runs:
-                return build_workload(specs, name=workload.name)
-            candidate = specs[:start] + specs[start + chunk:]
+                return _subset(workload, jobs)
+            candidate = jobs[:start] + jobs[start + chunk:]
             runs += 1
-            result = _run(factory, nb_res, build_workload(candidate, name=workload.name))
+            result = _run(factory, nb_res, _subset(workload, candidate))
             if candidate and result.failure is not None and _kind(result.failure) == kind:
-                specs = candidate
+                jobs = candidate
             else:
                 start += chunk
         chunk //= 2
-    return build_workload(specs, name=workload.name)
+    return _subset(workload, jobs)
 
 
 def _write_reproduction(out_dir: Path, label: str, nb_res: int, workload: Workload, failure: str,
-                        spec: str) -> list[str]:
+                        spec: str, options: Mapping[str, Any]) -> list[str]:
+    import shlex
+
     from schedlab.platforms.generate import cluster_xml
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -202,29 +231,33 @@ def _write_reproduction(out_dir: Path, label: str, nb_res: int, workload: Worklo
     body = {"nb_res": nb_res, "description": f"schedlab scheduler check: {failure}", **workload.to_json()}
     workload_path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
     platform_path.write_text(cluster_xml(nb_res), encoding="utf-8")
-    replay = f"schedlab simulate -p {platform_path} -w {workload_path} -s {spec} -o {out_dir / label}"
-    (out_dir / f"{label}.txt").write_text(f"{failure}\n\nreplay: {replay}\n", encoding="utf-8")
+    words = ["schedlab", "simulate", "-p", str(platform_path), "-w", str(workload_path), "-s", spec,
+             *[item for key, value in options.items() for item in ("-O", f"{key}={value}")], "-o", str(out_dir / label)]
+    (out_dir / f"{label}.txt").write_text(f"{failure}\n\nreplay: {shlex.join(words)}\n", encoding="utf-8")
     return [str(workload_path), str(platform_path)]
 
 
-# ---------------------------------------------------------------------------------------------- checks
-
-
 def changed_runtimes(workload: Workload, engine: Engine, cut_s: float, seed: int) -> Workload:
-    """The workload with the run time of every job that ended after `cut_s` changed (longer or
-    shorter, at random), each still ending after `cut_s` if started as before."""
+    """The workload (jobs on profiles of their own) with the run time of every job that ended
+    after `cut_s` changed, longer or shorter at random, each still ending after `cut_s` if it starts
+    as before; the jobs themselves (ids, requests, extra fields) are untouched."""
+    from dataclasses import replace
+
     rng = np.random.default_rng(seed)
-    specs = []
-    for job_name, submit_s, res, runtime_s, walltime_s in _specs(workload):
-        record = engine.records[f"{workload.name}!{job_name}"]
-        if record.finish_s is not None and record.finish_s > cut_s:
-            if rng.random() < 0.5:
-                runtime_s = runtime_s * float(rng.uniform(1.2, 3.0)) + 1.0
-            else:
-                shortest = (cut_s - record.start_s) if record.start_s is not None else 0.0
-                runtime_s = max(runtime_s * float(rng.uniform(0.1, 0.8)), shortest + 0.5 * (runtime_s - shortest))
-        specs.append((job_name, submit_s, res, runtime_s, walltime_s))
-    return build_workload(specs, name=workload.name)
+    profiles = dict(workload.profiles)
+    for job in workload.jobs:
+        record = engine.records[job.id]
+        if record.finish_s is None or record.finish_s <= cut_s:
+            continue
+        runtime_s = workload.profiles[job.profile].delay_s
+        if rng.random() < 0.5:
+            runtime_s = runtime_s * float(rng.uniform(1.2, 3.0)) + 1.0
+        else:
+            shortest = (cut_s - record.start_s) if record.start_s is not None else 0.0
+            runtime_s = max(runtime_s * float(rng.uniform(0.1, 0.8)), shortest + 0.5 * (runtime_s - shortest))
+        profiles[job.profile] = Profile(job.profile, "delay", runtime_s,
+                                        MappingProxyType({"type": "delay", "delay": runtime_s}))
+    return replace(workload, profiles=profiles)
 
 
 def look_ahead_finding(factory: Factory, nb_res: int, workload: Workload, first: _Run,
@@ -257,15 +290,57 @@ def _jobs_rows(engine: Engine) -> list[str]:
     return [job_row(engine.records[job_id]) for job_id in engine.finished]
 
 
-def check_scheduler(factory: Factory, spec: str, *, nb_res: int = 16, extra: Workload | None = None,
-                    out_dir: Path | None = None, progress: Callable[[str], None] | None = None) -> CheckReport:
-    """Every check on the edge cases, the trace-like workload and `extra` (a user's)."""
+def trace_rows_in_a_child(spec: str, options: Mapping[str, Any], nb_res: int, hash_seed: int) -> list[str] | None:
+    """jobs.csv rows of the trace-like workload from another process with another PYTHONHASHSEED
+    (an order that depends on hashing strings shows there); None if the child cannot make the
+    scheduler (a class defined in a notebook or a test, say)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom schedlab.checker import _child\n"
+            "print(json.dumps(_child(json.loads(sys.argv[1]))))")
+    argument = json.dumps({"spec": spec, "options": {k: str(v) for k, v in options.items()}, "nb_res": nb_res})
+    try:
+        done = subprocess.run([sys.executable, "-c", code, argument], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "PYTHONHASHSEED": str(hash_seed)})
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _child(argument: dict[str, Any]) -> list[str]:
+    from schedlab.schedulers.base import create_scheduler
+
+    nb_res = argument["nb_res"]
+    result = _run(lambda: create_scheduler(argument["spec"], argument["options"]), nb_res,
+                  with_own_profiles(trace_like_workload(nb_res)))
+    return _jobs_rows(result.engine) if result.engine is not None else []
+
+
+def _first_difference(first: list[str], second: list[str]) -> str:
+    differ = next((i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+                  min(len(first), len(second)))
+    def show(rows):
+        return (repr(rows[differ]) if differ < len(rows) else "no row")
+    return f"jobs.csv row {differ + 1}: {show(first)} vs {show(second)}"
+
+
+def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] | None = None, nb_res: int = 16,
+                    extra: Workload | None = None, out_dir: Path | None = None,
+                    progress: Callable[[str], None] | None = None) -> CheckReport:
+    """Every check on the edge cases, the trace-like workload and `extra` (a user's). `spec` and
+    `options` name the scheduler `factory` makes (reproductions and the determinism child use them)."""
+    options = dict(options or {})
     report = CheckReport()
     say = progress or (lambda text: None)
     workloads = edge_case_workloads(nb_res)
     workloads["trace"] = trace_like_workload(nb_res)
     if extra is not None:
         workloads[extra.name or "yours"] = extra
+    workloads = {label: with_own_profiles(workload) for label, workload in workloads.items()}
     runs: dict[str, _Run] = {}
     for label, workload in workloads.items():
         say(f"rules on {label}")
@@ -274,7 +349,7 @@ def check_scheduler(factory: Factory, spec: str, *, nb_res: int = 16, extra: Wor
             say(f"shrinking the {label} workload")
             small = shrink(factory, nb_res, workload, result.failure)
             files = [] if out_dir is None else _write_reproduction(out_dir, f"violation-{label}", nb_res, small,
-                                                                   result.failure, spec)
+                                                                   result.failure, spec, options)
             report.findings.append(Finding("rules", f"{label} ({len(workload.jobs)} jobs): {result.failure}; "
                                                     f"reproduced with {len(small.jobs)} job(s)", files))
             break  # the first violation: later checks would trip on it again
@@ -282,8 +357,28 @@ def check_scheduler(factory: Factory, spec: str, *, nb_res: int = 16, extra: Wor
         total = sum(len(w.jobs) for w in workloads.values())
         report.lines.append(f"rules: held on {len(workloads)} workloads ({total} jobs; "
                             f"{', '.join(workloads)}) on {nb_res} resources")
-    clean = [label for label, run in runs.items() if run.failure is None and label in ("trace", "simultaneous",
-                                                                                      "walltime-kills")]
+    clean = [label for label, run in runs.items()
+             if run.failure is None and label in ("trace", "simultaneous", "walltime-kills", "yours")]
+    if "trace" in clean:
+        say("determinism")
+        again = _run(factory, nb_res, workloads["trace"])
+        first_rows, second_rows = _jobs_rows(runs["trace"].engine), _jobs_rows(again.engine)  # type: ignore[arg-type]
+        if first_rows != second_rows or again.log != runs["trace"].log:
+            report.findings.append(Finding("determinism", "two fresh instances in one process differ at "
+                                                          + _first_difference(first_rows, second_rows)))
+            clean = []  # decisions that change by themselves would read as look-ahead
+        else:
+            child = trace_rows_in_a_child(spec, options, nb_res, hash_seed=12345)
+            if child is None:
+                report.lines.append(f"determinism: two fresh instances gave the same {len(first_rows)} jobs.csv rows "
+                                    "(another process could not make the scheduler: hash seeds not varied)")
+            elif child != first_rows:
+                report.findings.append(Finding("determinism", "another process (PYTHONHASHSEED=12345) differs at "
+                                                              + _first_difference(first_rows, child)
+                                                              + " (an order that follows hashing, e.g. of a set?)"))
+            else:
+                report.lines.append(f"determinism: the same {len(first_rows)} jobs.csv rows from two instances and "
+                                    "from another process with another hash seed")
     for label in clean:
         say(f"look-ahead on {label}")
         found = look_ahead_finding(factory, nb_res, workloads[label], runs[label])
@@ -294,16 +389,7 @@ def check_scheduler(factory: Factory, spec: str, *, nb_res: int = 16, extra: Wor
         if clean:
             report.lines.append(f"look-ahead: none (decisions up to 4 cuts unchanged when later-ending jobs' "
                                 f"run times change; {', '.join(clean)})")
-    if "trace" in clean:
-        say("determinism")
-        again = _run(factory, nb_res, workloads["trace"])
-        first_rows, second_rows = _jobs_rows(runs["trace"].engine), _jobs_rows(again.engine)  # type: ignore[arg-type]
-        if first_rows != second_rows:
-            differ = next(i for i, (a, b) in enumerate(zip(first_rows, second_rows, strict=False)) if a != b)
-            report.findings.append(Finding("determinism", f"two fresh instances differ at jobs.csv row {differ + 1}: "
-                                                          f"{first_rows[differ]!r} vs {second_rows[differ]!r}"))
-        else:
-            report.lines.append(f"determinism: two fresh instances gave the same {len(first_rows)} jobs.csv rows")
+    if "trace" in runs and runs["trace"].failure is None:
         say("speed")
         report.lines.append(_speed_line(factory, nb_res))
     return report

@@ -39,8 +39,10 @@ def _warn(message: str) -> None:
     print(f"schedlab: warning: {message}", file=sys.stderr)
 
 
-def _report_bug(exc: BaseException, context: str = "", message: str | None = None) -> int:
-    """An unexpected exception is a bug: one line here, the whole traceback in a log file."""
+def _report_bug(exc: BaseException, context: str = "", message: str | None = None, *,
+                culprit: str | None = None) -> int:
+    """An unexpected exception is a bug: one line here, the whole traceback in a log file. With
+    `culprit` (a user's scheduler raised, not schedlab) it is said as that scheduler's failure, exit 1."""
     import tempfile
     import time
     import traceback
@@ -54,6 +56,9 @@ def _report_bug(exc: BaseException, context: str = "", message: str | None = Non
     except OSError:
         pointer = ""
     what = message or f"{type(exc).__name__}: {exc}{where}"
+    if culprit is not None:
+        print(f"schedlab: error: scheduler {culprit} raised {what}{context}{pointer}", file=sys.stderr)
+        return EXIT_FAILURE
     print(f"schedlab: internal error (a bug, please report it): {what}{context}{pointer}", file=sys.stderr)
     return EXIT_BUG
 
@@ -156,7 +161,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"schedlab: interrupted{kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if result.is_bug:
-        return _report_bug(result.exception, kept)
+        ours = type(scheduler).__module__.startswith("schedlab.")
+        return _report_bug(result.exception, kept, culprit=None if ours else repr(args.scheduler))
     if result.error is not None:
         print(f"schedlab: error: {result.error}{kept}", file=sys.stderr)
         return EXIT_FAILURE

@@ -54,7 +54,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return create_scheduler(args.scheduler, options)
 
     say = (lambda text: None) if args.quiet else (lambda text: print(f"  ... {text}", file=sys.stderr, flush=True))
-    report = check_scheduler(factory, args.scheduler, nb_res=args.resources, extra=extra, out_dir=out,
+    report = check_scheduler(factory, args.scheduler, options=options, nb_res=args.resources, extra=extra, out_dir=out,
                              progress=say)
     for line in report.lines:
         print(f"ok    {line}")
@@ -72,13 +72,17 @@ def cmd_pybatsim_entry(args: argparse.Namespace) -> int:
     from schedlab.schedulers.base import scheduler_class
 
     scheduler_class(args.scheduler)  # a name pybatsim could not load is said now, not under batsim
+    name = args.scheduler
+    module, colon, class_name = name.rpartition(":")
+    if colon and module.endswith(".py"):
+        name = f"{Path(module).resolve()}:{class_name}"  # pybatsim may run from anywhere
     path = Path(args.output)
     class_name = path.stem[:1].upper() + path.stem[1:]
     if path.suffix != ".py" or not class_name.isidentifier():
         raise InputError(f"{path}: pybatsim loads a FILE.py whose stem is a Python name (it instantiates the "
                          "class named after the file, capitalised)")
     check_output_file(path)
-    path.write_text(ENTRY_TEMPLATE.format(name=args.scheduler, filename=path.name, class_name=class_name),
+    path.write_text(ENTRY_TEMPLATE.format(name=name, filename=path.name, class_name=class_name),
                     encoding="utf-8")
     print(f"{path}: pybatsim entry for {args.scheduler!r} (class {class_name})")
     return 0

@@ -129,13 +129,25 @@ def register(name: str) -> Callable[[type[Scheduler]], type[Scheduler]]:
     """Class decorator: make a scheduler available by `name` (CLI, serve, pybatsim entries)."""
 
     def wrap(cls: type[Scheduler]) -> type[Scheduler]:
-        if name in SCHEDULERS:
+        if name in BUILTIN_MODULES and not cls.__module__.startswith("schedlab.schedulers."):
+            raise ValueError(f"scheduler name {name!r} is a shipped scheduler's (choose another)")
+        if name in SCHEDULERS and not _same_class(SCHEDULERS[name], cls):
             raise ValueError(f"scheduler name {name!r} registered twice")
         cls.name = name
         SCHEDULERS[name] = cls
         return cls
 
     return wrap
+
+
+def _same_class(a: type, b: type) -> bool:
+    """One class loaded twice (a user's file imported by path and as a module): same name, same file."""
+    if a is b:
+        return True
+    try:
+        return a.__qualname__ == b.__qualname__ and inspect.getsourcefile(a) == inspect.getsourcefile(b)
+    except TypeError:
+        return False
 
 
 def _coerce(text: str, annotation: Any) -> Any:

@@ -58,7 +58,7 @@ class Hybrid(PlanBased):
     """Predictable jobs planned (online-SVF on an alpha share), the others EASY-backfilled."""
 
     option_choices = {"retrain": "SECONDS > 0", "alpha0": "0.1 .. 0.9", "threshold": "0 .. 1",
-                      "train_last": "JOBS >= 0"}
+                      "train_last": "0 | JOBS >= 5"}
     option_help = {
         "alpha0": "the share of the machine planned jobs start with (at most floor(alpha m) cores at once)",
         "threshold": "a job is predictable iff its estimated prediction accuracy is at least this",
@@ -97,8 +97,8 @@ class Hybrid(PlanBased):
             raise ValueError(f"reliability must be gbt-hist, gbt, gbt-xgb or dt, got {reliability!r}")
         if step2_order not in ("fcfs", "sjbf"):
             raise ValueError(f"step2_order must be fcfs or sjbf, got {step2_order!r}")
-        if train_last < 0:
-            raise ValueError(f"train_last must be a number of jobs >= 0, got {train_last}")
+        if train_last < 0 or 0 < train_last < self.MIN_TRAINING_ROWS:
+            raise ValueError(f"train_last must be 0 (all) or at least {self.MIN_TRAINING_ROWS} jobs, got {train_last}")
         self.step2_order, self.train_last = step2_order, int(train_last)
         self.alpha0, self.threshold, self.retrain = float(alpha0), float(threshold), float(retrain)
         self.alpha_rule, self.reliability, self.protect_head = alpha_rule, reliability, protect_head

@@ -13,6 +13,7 @@ directory included) or a `.py` file (`path/to/mine.py:MyQueue`).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -26,6 +27,33 @@ ENTRY_POINT_GROUP = "schedlab.schedulers"
 #: one line per plugin that could not be registered, by its name (listings show them)
 PROBLEMS: dict[str, str] = {}
 _read: set[str] = set()  # entry point names already tried
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def code_identity(cls: type) -> dict[str, str] | None:
+    """What identifies the code of a scheduler that is not shipped: its module file's sha256 (and
+    its package's version for a plugin), so a campaign reruns a run whose scheduler file changed;
+    None for schedlab's own (its version identifies them). Only the class's own file counts."""
+    import inspect
+
+    module = getattr(cls, "__module__", "")
+    if module.startswith("schedlab."):
+        return None
+    identity = {"module": module}
+    try:
+        source = inspect.getsourcefile(cls)
+    except TypeError:
+        source = None
+    if source and Path(source).is_file():
+        identity["sha256"] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+    for entry in _entry_points():
+        if entry.value.split(":")[0] == module and getattr(entry, "dist", None) is not None:
+            identity["package"] = f"{entry.dist.name} {entry.dist.version}"
+    return identity
 
 
 def _entry_points() -> list[Any]:
@@ -50,8 +78,8 @@ def _load(entry: Any) -> None:
         return
     try:
         cls = entry.load()
-    except Exception as exc:  # whatever a third-party import raises: said, never fatal
-        PROBLEMS[entry.name] = f"{where}: cannot be loaded: {type(exc).__name__}: {exc}"
+    except (Exception, SystemExit) as exc:  # whatever a third-party import raises: said, never fatal
+        PROBLEMS[entry.name] = f"{where}: cannot be loaded: {_one_line(exc)}"
         return
     if not (isinstance(cls, type) and issubclass(cls, Scheduler)):
         PROBLEMS[entry.name] = f"{where}: {entry.value} is not a subclass of schedlab.Scheduler"
@@ -94,7 +122,8 @@ def class_from_spec(spec: str) -> type:
             path = Path(module_name).resolve()
             if not path.is_file():
                 raise InputError(f"scheduler {spec!r}: {module_name}: no such file")
-            unique = f"schedlab_user_{path.stem}_{abs(hash(str(path))):x}"
+            digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]  # hash() varies by process
+            unique = f"schedlab_user_{path.stem}_{digest}"
             module = sys.modules.get(unique)
             if module is None:
                 loader_spec = importlib.util.spec_from_file_location(unique, path)
@@ -111,8 +140,8 @@ def class_from_spec(spec: str) -> type:
             module = importlib.import_module(module_name)
     except InputError:
         raise
-    except Exception as exc:
-        raise InputError(f"scheduler {spec!r}: cannot import {module_name}: {type(exc).__name__}: {exc}") from None
+    except (Exception, SystemExit) as exc:  # whatever a user's module does on import, said in one line
+        raise InputError(f"scheduler {spec!r}: cannot import {module_name}: {_one_line(exc)}") from None
     cls = getattr(module, class_name, None)
     if cls is None:
         raise InputError(f"scheduler {spec!r}: {module_name} has no {class_name}")

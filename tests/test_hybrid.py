@@ -102,8 +102,8 @@ def test_reliability_models():
         assert model.predict(x).min() >= 0 and model.predict(x).max() <= 1
     assert ReliabilityModel(kind="gbt").fit(x, y).model_[-1].subsample == 0.8
     hist = ReliabilityModel().fit(x, y).model_  # the default: the study's boosting in xgboost's hist
-    assert (hist.subsample, hist.max_depth, hist.learning_rate, hist.n_estimators, hist.max_bin) == (0.8, 3, 0.1,
-                                                                                                     100, 64)
+    assert (hist.subsample, hist.max_depth, hist.learning_rate, hist.n_estimators, hist.max_bin,
+            hist.reg_lambda) == (0.8, 3, 0.1, 100, 64, 0.0)
     assert '"num_trees":"100"' in hist.booster_json_.replace(" ", "")
     # the compiled per-row path gives scikit-learn's (xgboost's) numbers, bit for bit
     queries = np.vstack([x[:50], rng.lognormal(size=(200, 17))])

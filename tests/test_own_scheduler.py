@@ -220,11 +220,57 @@ def test_pybatsim_entry_refuses_names_pybatsim_cannot_load(tmp_path):
 # ---------------------------------------------------------------------------------------------- check
 
 
-def test_check_passes_the_shipped_schedulers(tmp_path):
-    for name, options in (("easy", {}), ("fcfs", {}), ("easy-sjbf", {})):
-        report = check_scheduler(lambda n=name, o=options: create_scheduler(n, o), name, nb_res=8)
-        assert report.ok, report.findings
-        assert [line.split(":")[0] for line in report.lines] == ["rules", "look-ahead", "determinism", "speed"]
+@pytest.mark.parametrize(("name", "options"), [
+    ("easy", {}), ("fcfs", {}), ("easy-sjbf", {}),
+    # the learning ones read the jobs' extra fields (user, queue): the checker must keep them
+    pytest.param("hybrid", {"retrain": "600", "reliability": "dt"}, marks=pytest.mark.slow), ("online-sjf", {}),
+    ("easy-pp", {"predictor": "user-last2", "correction": "power"}),
+])
+def test_check_passes_the_shipped_schedulers(name, options):
+    report = check_scheduler(lambda: create_scheduler(name, options), name, options=options, nb_res=8)
+    assert report.ok, report.findings
+    assert [line.split(":")[0] for line in report.lines] == ["rules", "determinism", "look-ahead", "speed"]
+    assert "another process with another hash seed" in report.lines[1]
+
+
+class SetOrdered(schedlab.Scheduler):
+    """Starts waiting jobs in the order of a set of their ids: an order that follows string hashing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting: dict = {}
+        self.free = ProcSet()
+
+    def on_simulation_begins(self, platform, now):
+        super().on_simulation_begins(platform, now)
+        self.free = ProcSet((0, platform.nb_resources - 1))
+
+    def on_job_submitted(self, job, now):
+        self.waiting[job.id] = job
+
+    def on_job_completed(self, job_id, state, now):
+        self.free |= self.running.pop(job_id)
+
+    def decide(self, now):
+        self.running = getattr(self, "running", {})
+        decisions = []
+        for job_id in set(self.waiting):
+            job = self.waiting[job_id]
+            if job.res <= len(self.free):
+                alloc = ProcSet(*self.free[:job.res])
+                self.free -= alloc
+                self.running[job_id] = alloc
+                del self.waiting[job_id]
+                decisions.append(schedlab.Execute(job_id, alloc))
+        return decisions
+
+
+def test_check_catches_an_order_that_follows_string_hashing(monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)  # the child imports tests.test_own_scheduler
+    spec = "tests.test_own_scheduler:SetOrdered"
+    report = check_scheduler(SetOrdered, spec, nb_res=8)
+    assert [f.check for f in report.findings] == ["determinism"]
+    assert "PYTHONHASHSEED" in report.findings[0].message
 
 
 def test_check_catches_a_scheduler_that_reads_profile_delays(tmp_path):
@@ -251,20 +297,70 @@ class DoubleBooker(schedlab.Scheduler):
         return started
 
 
+class OptionalDoubleBooker(DoubleBooker):
+    """A DoubleBooker only with `bad=true`: the replay must carry the options."""
+
+    def __init__(self, *, bad: bool = False) -> None:
+        super().__init__()
+        self.bad = bad
+
+    def on_simulation_begins(self, platform, now):
+        super().on_simulation_begins(platform, now)
+        self.free = ProcSet((0, platform.nb_resources - 1))
+        self.running: dict = {}
+
+    def on_job_completed(self, job_id, state, now):
+        if not self.bad:
+            self.free |= self.running.pop(job_id)
+
+    def decide(self, now):
+        if self.bad:
+            return super().decide(now)
+        decisions = []
+        for job in list(self.new):
+            if job.res <= len(self.free):
+                alloc = ProcSet(*self.free[:job.res])
+                self.free -= alloc
+                self.running[job.id] = alloc
+                self.new.remove(job)
+                decisions.append(schedlab.Execute(job.id, alloc))
+        return decisions
+
+
 def test_a_rule_violation_is_shrunk_to_a_small_workload_that_replays_it(tmp_path):
-    report = check_scheduler(DoubleBooker, "tests.test_own_scheduler:DoubleBooker", nb_res=8, out_dir=tmp_path)
+    spec = "tests.test_own_scheduler:OptionalDoubleBooker"
+    assert check_scheduler(OptionalDoubleBooker, spec, nb_res=8).findings == []  # fine without the option
+    report = check_scheduler(lambda: OptionalDoubleBooker(bad=True), spec, options={"bad": "true"}, nb_res=8,
+                             out_dir=tmp_path)
     assert not report.ok
     finding = report.findings[0]
     assert finding.check == "rules" and "already in use" in finding.message
     assert "reproduced with 2 job(s)" in finding.message  # two overlapping jobs are the least that shows it
     workload_file = next(Path(f) for f in finding.files if f.endswith(".json"))
     assert len(json.loads(workload_file.read_text())["jobs"]) == 2
-    replay = (tmp_path / f"{workload_file.stem}.txt").read_text()
-    assert "replay: schedlab simulate" in replay
-    done = cli("simulate", "-p", str(tmp_path / "platform8.xml"), "-w", str(workload_file), "-s",
-               "tests.test_own_scheduler:DoubleBooker", "-o", str(tmp_path / "replay"), "-q",
-               cwd=Path(__file__).resolve().parent.parent)
+    replay = (tmp_path / f"{workload_file.stem}.txt").read_text().split("replay: ")[1].strip()
+    assert replay.startswith("schedlab simulate") and "-O bad=true" in replay
+    done = subprocess.run(replay.replace("schedlab", f"{sys.executable} -m schedlab", 1), shell=True,
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 1 and "already in use" in done.stderr  # the shrunk workload still breaks it
+
+
+def test_a_user_scheduler_that_raises_is_said_as_its_failure_not_ours(tmp_path):
+    (tmp_path / "raising.py").write_text("import schedlab\nclass Raising(schedlab.Scheduler):\n"
+                                         "    def on_job_submitted(self, job, now):\n"
+                                         "        raise KeyError('my mistake')\n"
+                                         "    def decide(self, now):\n        return []\n")
+    workload = generate(nb_jobs=5, nb_resources=4, seed=1)
+    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
+    done = cli("simulate", "-p", str(_platform_file(tmp_path, 4)), "-w", str(tmp_path / "w.json"), "-s",
+               f"{tmp_path / 'raising.py'}:Raising", "-o", str(tmp_path / "o"))
+    assert done.returncode == 1, done.stderr
+    assert "raising.py:Raising' raised KeyError: 'my mistake'" in done.stderr and "internal error" not in done.stderr
+    exiting = tmp_path / "exiting.py"
+    exiting.write_text("import sys\nsys.exit(0)\n")
+    done = cli("simulate", "-p", str(_platform_file(tmp_path, 4)), "-w", str(tmp_path / "w.json"), "-s",
+               f"{exiting}:X", "-o", str(tmp_path / "o2"))
+    assert done.returncode == 2 and "SystemExit" in done.stderr
 
 
 def test_the_edge_cases_hold_what_they_promise():
