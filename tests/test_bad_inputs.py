@@ -228,13 +228,17 @@ class _Failing(EasyBackfilling):
         return super().decide(now)
 
 
-@pytest.mark.parametrize(("error", "code", "fragment"), [
-    (ValueError("bad state"), 3, "internal error (a bug, please report it): ValueError: bad state"),
-    (KeyboardInterrupt(), 130, "interrupted"),
+@pytest.mark.parametrize(("error", "module", "code", "fragment"), [
+    # one of ours raising is a bug of ours; a user's scheduler raising is that scheduler's failure
+    (ValueError("bad state"), "schedlab.schedulers.failing", 3,
+     "internal error (a bug, please report it): ValueError: bad state"),
+    (ValueError("bad state"), __name__, 1, "error: scheduler 'failing' raised ValueError: bad state"),
+    (KeyboardInterrupt(), __name__, 130, "interrupted"),
 ])
-def test_a_run_stopped_part_way_keeps_what_finished(tmp_path, capsys, monkeypatch, error, code, fragment):
+def test_a_run_stopped_part_way_keeps_what_finished(tmp_path, capsys, monkeypatch, error, module, code, fragment):
     platform, workload = inputs(tmp_path)
     monkeypatch.setattr(_Failing, "error", error)
+    monkeypatch.setattr(_Failing, "__module__", module)
     monkeypatch.setitem(SCHEDULERS, "failing", _Failing)
     out = tmp_path / "o"
     assert main(["simulate", "-p", platform, "-w", workload, "-s", "failing", "-o", str(out), "-q"]) == code
