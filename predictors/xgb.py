@@ -115,7 +115,8 @@ def compiled_predictor(model: XGBoostJSON) -> Any:
     tree_index = np.arange(len(trees))
 
     def predict_rows(rows: list[list[float]]) -> list[float]:
-        x = np.asarray(rows, dtype=np.float32)  # xgboost compares float32 inputs
+        with np.errstate(over="ignore"):  # beyond float32's range is infinite, as in xgboost
+            x = np.asarray(rows, dtype=np.float32)  # xgboost compares float32 inputs
         if not len(x):
             return []
         row_index = np.arange(len(x))[:, None]

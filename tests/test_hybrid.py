@@ -121,6 +121,29 @@ def test_reliability_models():
         ReliabilityModel(kind="cnk").fit(rows, None)
 
 
+def test_xgboost_trees_walked_with_numpy_equal_xgboost_bit_for_bit():
+    """Random models (depths 1-8, missing values in training and queries, values at and just below
+    the splits, infinities): the numpy walk gives xgboost's own predictions, bit for bit."""
+    from schedlab.predictors.xgb import XGBoostJSON, compiled_predictor
+
+    rng = np.random.default_rng(7)
+    for trial in range(8):
+        x = rng.normal(size=(600, 5)) * rng.choice([1.0, 1e4], size=5)
+        x[:, 0] = np.round(x[:, 0])  # few distinct values: splits fall on them
+        x[rng.random(x.shape) < 0.1] = np.nan
+        y = np.sin(np.nan_to_num(x[:, 1])) + rng.normal(size=600) * 0.1
+        model = XGBoostJSON(seed=trial, subsample=0.8, max_depth=1 + trial, n_estimators=20 + 10 * trial,
+                            reg_lambda=[None, 0.0][trial % 2]).fit(x, y)
+        queries = np.vstack([x[:100], rng.normal(size=(100, 5)) * 1e4])
+        queries[rng.random(queries.shape) < 0.15] = np.nan
+        splits = np.unique(np.round(x[:, 0][~np.isnan(x[:, 0])]))
+        edge = np.tile(queries[:1], (2 * len(splits), 1))
+        edge[:, 0] = np.concatenate([splits, np.nextafter(splits.astype(np.float32), -np.inf)])
+        queries = np.vstack([queries, edge, [[np.inf, -np.inf, 0.0, -0.0, 1e39]]])
+        predict_rows = compiled_predictor(model)
+        assert predict_rows(queries.tolist()) == model.predict(queries).astype(float).tolist()
+
+
 # ---------------------------------------------------------------------------------------------- runtimes
 
 
