@@ -10,7 +10,7 @@
 # Needs ../shared/data (the traces); WORKERS (default 2) runs in parallel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ALL="policies/factory-their-tuples policies/clairvoyant-authors policies/longterm walltime/coare walltime/coare-7days hybrid/main diws/ricc diws/predictors"
+ALL="policies/factory-their-tuples policies/clairvoyant-authors policies/longterm walltime/coare walltime/coare-7days hybrid/main hybrid/clairvoyance diws/ricc diws/predictors"
 if [ "${1:-}" = --ci ]; then
   update=(); [ "${2:-}" = --update ] && update=(--update)
   for study in $ALL; do
