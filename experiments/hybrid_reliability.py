@@ -34,7 +34,7 @@ import pandas as pd
 
 from schedlab import __version__
 
-KEYS = {"kind", "name", "description", "models", "retrain_s", "seed", "paper", "workload"}
+KEYS = {"kind", "name", "description", "models", "retrain_s", "seed", "paper", "workload", "cause", "evidence"}
 
 
 def load_reliability_study(path: str | Path) -> dict[str, Any]:
@@ -56,9 +56,16 @@ def load_reliability_study(path: str | Path) -> dict[str, Any]:
     paper = doc.get("paper", {})
     if not isinstance(paper, dict) or any(not isinstance(v, int | float) for v in paper.values()):
         raise at.error("expected { model = r, ... }", key="paper")
+    from schedlab.experiments.paper_rows import CAUSES
+
+    cause, evidence = doc.get("cause", "unknown"), doc.get("evidence", "")
+    if not isinstance(cause, str) or not cause.startswith(CAUSES):
+        raise at.error(f"expected a cause starting with {', '.join(CAUSES)}", key="cause")
+    if not isinstance(evidence, str):
+        raise at.error("expected a string (where the cause was measured)", key="evidence")
     return {"kind": "hybrid-reliability", "name": str(doc.get("name", path.stem)), "models": models,
             "retrain_s": float(retrain), "seed": seed, "paper": {str(k): float(v) for k, v in paper.items()},
-            **load_workload_table(doc, at, path)}
+            "cause": cause, "evidence": evidence, **load_workload_table(doc, at, path)}
 
 
 def replay_rows(workload, predictor: str = "online-nag") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,

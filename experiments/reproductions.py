@@ -75,6 +75,20 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
         if table.empty:
             return name, pd.DataFrame(columns=COLUMNS)
         return name, pd.DataFrame({"where": name, **{c: table[c] for c in table.columns}}, columns=COLUMNS)
+    if (results_dir / "reliability.json").is_file():  # the hybrid study's reliability models
+        from schedlab.experiments.hybrid_reliability import paper_row
+
+        study = json.loads((results_dir / "reliability.json").read_text())
+        table = paper_row(pd.read_parquet(results_dir / "results.parquet"), study)
+        if table.empty:
+            return study["name"], pd.DataFrame(columns=COLUMNS)
+        same = table["same sign?"].iloc[0]
+        cause = study.get("cause", "unknown")
+        return study["name"], pd.DataFrame({
+            "row": table["row"], "where": Path(study["source"]).name, "paper": table["paper figure"],
+            "ours": table["ours"], "same sign?": table["same sign?"],
+            "cause": "none" if cause == "unknown" and same == "yes" else cause,
+            "evidence": study.get("evidence", "")})
     if (results_dir / "claims.json").is_file():
         from schedlab.experiments.claims import claims_table
 
@@ -89,7 +103,8 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
                               "cause": cause, "evidence": table["evidence"]})
         return str(results["campaign"].iloc[0]), frame
     if not (results_dir / "compare.json").is_file():
-        raise InputError("not a factory (factory.json), a predictor study (study.json), nor a campaign with "
+        raise InputError("not a factory (factory.json), a predictor or reliability study (study.json, "
+                         "reliability.json), nor a campaign with "
                          "[compare] (compare.json) or [[claims]]",
                          path=str(results_dir))
     from schedlab.experiments.paper_rows import paper_table

@@ -10,12 +10,12 @@
 # Needs ../shared/data (the traces); WORKERS (default 2) runs in parallel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ALL="policies/factory-their-tuples policies/clairvoyant-authors policies/longterm walltime/coare walltime/coare-7days hybrid/main hybrid/clairvoyance diws/ricc diws/predictors"
+ALL="policies/factory-their-tuples policies/clairvoyant-authors policies/longterm walltime/coare walltime/coare-7days hybrid/main hybrid/clairvoyance hybrid/sensitivity hybrid/reliability diws/ricc diws/predictors"
 if [ "${1:-}" = --ci ]; then
   update=(); [ "${2:-}" = --update ] && update=(--update)
   for study in $ALL; do
-    # a factory and a predictor study are no campaigns: the tests run factory-ci.toml and a small study
-    case "$study" in policies/factory-their-tuples|diws/predictors) continue ;; esac
+    # a factory and the model studies are no campaigns: the tests run factory-ci.toml and small studies
+    case "$study" in policies/factory-their-tuples|diws/predictors|hybrid/reliability) continue ;; esac
     .venv/bin/schedlab experiment check "experiments/$study.toml" --small 500 --workers "${WORKERS:-2}" \
       ${update[@]+"${update[@]}"}
   done

@@ -42,6 +42,19 @@ def test_the_reliability_study_runs_and_reports_beside_the_paper(tmp_path, capsy
     text = (out / "report" / "report.md").read_text()
     assert "| correlation GBT / DT / CNK (r) | 0.78 / 0.66 / 0.50 |" in text
     assert (out / "report" / "reliability.png").stat().st_size > 1000
+    # the table of record reads it too, with the study file's cause
+    from schedlab.experiments.reproductions import study_table
+
+    name, table = study_table(out)
+    assert name == "r" and table["paper"].tolist() == ["0.78 / 0.66 / 0.50"]
+    assert table["cause"].iloc[0] in ("none", "unknown")  # no cause given: none when the order holds
+    caused = STUDY.replace("[workload]", 'cause = "data: a test"\nevidence = "here"\n\n[workload]')
+    path.write_text(caused.format(workload=workload_file(tmp_path, n=300)))
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "caused")]) == 0
+    _, table = study_table(tmp_path / "caused")
+    assert table[["cause", "evidence"]].iloc[0].tolist() == ["data: a test", "here"]
+    path.write_text(caused.replace("data: a test", "because").format(workload=workload_file(tmp_path, n=300)))
+    one_line_error(capsys, ["experiment", "run", str(path), "-o", str(tmp_path / "o")], "field 'cause'")
 
 
 def test_the_reliability_study_checks_its_file_first(tmp_path, capsys):
