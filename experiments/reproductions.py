@@ -115,7 +115,9 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
     if table.empty:
         return str(results["campaign"].iloc[0]), pd.DataFrame(columns=COLUMNS)
     same = table["same sign? last / median"].map(lambda v: v.split(" / ")[-1])
-    cause = [("none" if c == "unknown" and s == "yes" else c) for c, s in zip(table["cause"], same, strict=True)]
+    # a finding that holds agrees with the paper as a same sign does
+    cause = [("none" if c == "unknown" and s in ("yes", "holds") else c)
+             for c, s in zip(table["cause"], same, strict=True)]
     cause = [f"{c} ({n})" if n and c != "none" else c for c, n in zip(cause, table["note"], strict=True)]
     frame = pd.DataFrame({"row": table["row"], "where": table["workload"] + " on " + table["platform"],
                           "paper": table["paper"], "ours": table["ours, median"], "same sign?": same,
