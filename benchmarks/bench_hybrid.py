@@ -28,6 +28,7 @@ ATLAS = Path(__file__).resolve().parents[2] / "shared/data/swf/LLNL-Atlas-2006-2
 
 def run(workload, name: str, options: dict[str, str]) -> tuple[float, float, float]:
     scheduler = create_scheduler(name, options)
+    scheduler.prepare()  # as every host does before the simulation (models, compiled kernels)
     engine = Engine(Platform.homogeneous(NB_RES), workload, scheduler)
     t0 = time.perf_counter()
     engine.run()

@@ -52,10 +52,12 @@ class XGBoostJSON(RegressorMixin, BaseEstimator):
                           ("reg_lambda", "lambda")):
             if getattr(self, name) is not None:
                 params[key] = getattr(self, name)
-        # xgboost.train on a plain DMatrix: XGBRegressor's model (the same trees) without its
-        # wrapper's QuantileDMatrix, which costs more than the fit itself on a few thousand rows
+        # boosting on a plain DMatrix: XGBRegressor's model (the same trees) without its wrapper's
+        # QuantileDMatrix, which costs more than the fit itself on a few thousand rows
         data = xgboost.DMatrix(np.asarray(X, dtype=float), label=np.asarray(y, dtype=float), nthread=1)
-        booster = xgboost.train(params, data, num_boost_round=100 if self.n_estimators is None else self.n_estimators)
+        booster = xgboost.Booster(params, [data])  # xgboost.train's loop without its callbacks: the same trees
+        for iteration in range(100 if self.n_estimators is None else self.n_estimators):
+            booster.update(data, iteration)
         self.booster_json_ = bytes(booster.save_raw(raw_format="json")).decode()
         self.xgboost_version_ = xgboost.__version__
         _boosters[self] = booster

@@ -127,6 +127,7 @@ class RuntimeEstimates:
         self.oracle = oracle
         self.seed = seed
         self._oracle_s: dict[str, float] | None = None
+        self._kernels_loaded = False
         self._estimates: dict[str, float] = {}
         #: each accepted job's requested time (`requested_s`), read once at its submission
         self.requested_of_s: dict[str, float] = {}
@@ -155,6 +156,11 @@ class RuntimeEstimates:
         super().prepare()  # type: ignore[misc]
         if self.oracle and self._oracle_s is None:
             self._oracle_s = load_oracle(self.oracle)
+        if not self._kernels_loaded:  # the online regression's numba kernels, outside the decisions
+            from schedlab.predictors.online import load_kernels
+
+            load_kernels()
+            self._kernels_loaded = True
 
     @staticmethod
     def requested_s(job: Job) -> float:

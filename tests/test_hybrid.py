@@ -105,6 +105,10 @@ def test_reliability_models():
     assert (hist.subsample, hist.max_depth, hist.learning_rate, hist.n_estimators, hist.max_bin,
             hist.reg_lambda) == (0.8, 3, 0.1, 100, 64, 0.0)
     assert '"num_trees":"100"' in hist.booster_json_.replace(" ", "")
+    import xgboost  # our boosting loop on a plain DMatrix gives XGBRegressor's trees
+    wrapper = xgboost.XGBRegressor(random_state=0, n_jobs=1, subsample=0.8, max_depth=3, learning_rate=0.1,
+                                   max_bin=64, reg_lambda=0.0).fit(x, y)
+    assert hist.predict(x).tolist() == wrapper.predict(x).astype(float).tolist()
     # the compiled per-row path gives scikit-learn's (xgboost's) numbers, bit for bit
     queries = np.vstack([x[:50], rng.lognormal(size=(200, 17))])
     queries[::7, 3] = np.nan  # xgboost sends a missing value to its node's default side
