@@ -330,7 +330,7 @@ def _first_difference(first: list[str], second: list[str]) -> str:
 
 def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] | None = None, nb_res: int = 16,
                     extra: Workload | None = None, out_dir: Path | None = None,
-                    progress: Callable[[str], None] | None = None) -> CheckReport:
+                    progress: Callable[[str], None] | None = None, speed_jobs: int = 2000) -> CheckReport:
     """Every check on the edge cases, the trace-like workload and `extra` (a user's). `spec` and
     `options` name the scheduler `factory` makes (reproductions and the determinism child use them)."""
     options = dict(options or {})
@@ -391,7 +391,7 @@ def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] |
                                 f"run times change; {', '.join(clean)})")
     if "trace" in runs and runs["trace"].failure is None:
         say("speed")
-        report.lines.append(_speed_line(factory, nb_res))
+        report.lines.append(_speed_line(factory, nb_res, speed_jobs))
     return report
 
 
