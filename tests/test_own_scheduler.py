@@ -223,7 +223,8 @@ def test_pybatsim_entry_refuses_names_pybatsim_cannot_load(tmp_path):
 @pytest.mark.parametrize(("name", "options"), [
     ("easy", {}), ("fcfs", {}), ("easy-sjbf", {}),
     # the learning ones read the jobs' extra fields (user, queue): the checker must keep them
-    pytest.param("hybrid", {"retrain": "600", "reliability": "dt"}, marks=pytest.mark.slow), ("online-sjf", {}),
+    pytest.param("hybrid", {"retrain": "600", "reliability": "dt"}, marks=pytest.mark.slow),
+    pytest.param("online-sjf", {}, marks=pytest.mark.slow),
     ("easy-pp", {"predictor": "user-last2", "correction": "power"}),
 ])
 def test_check_passes_the_shipped_schedulers(name, options):

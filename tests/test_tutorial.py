@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TUTORIAL = Path(__file__).resolve().parent.parent / "docs" / "writing-a-scheduler.md"
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
@@ -43,6 +45,7 @@ def test_the_tutorial_has_the_blocks_it_promises():
     assert 30 <= len(scheduler.strip().splitlines()) <= 60  # the 30-50 lines of scheduler, roughly
 
 
+@pytest.mark.slow  # about 10 s: CI's second pass runs it (.ci/run), as `pytest -m slow tests/test_tutorial.py` does
 def test_every_code_block_of_the_tutorial_runs(tmp_path, monkeypatch):
     bin_dir = Path(sys.executable).parent
     tools = {"batsim": batsim_bin(), "pybatsim": str(bin_dir) if (bin_dir / "pybatsim").exists() else None}
