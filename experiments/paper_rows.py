@@ -250,13 +250,17 @@ def _group_lines(frame: pd.DataFrame, row: dict[str, Any], kind: str, platforms:
             holds = all(_unit(row, value) < row["below"] for value in known.values())
             ours = f"max {_unit(row, max(known.values())):.4g}{_suffix(row)}"
         else:
-            pick = (max if kind == "largest" else min)(known, key=known.get)
+            best = (max if kind == "largest" else min)(known.values())
+            tied = [label for label, value in known.items() if value == best]  # equal medians: no ranking
             expected = row[kind] if isinstance(row[kind], list) else [row[kind]]  # any of them
-            paper_text, holds = f"{kind}: {' or '.join(expected)}", pick in expected
-            ours = f"{kind}: {pick}"
+            paper_text = f"{kind}: {' or '.join(expected)}"
+            inside = [label in expected for label in tied]
+            holds = True if all(inside) else False if not any(inside) else None  # None: a tie across the claim
+            ours = f"{kind}: {tied[0]}" if len(tied) == 1 else f"{kind}: a tie of {', '.join(tied)}"
+        verdict = "holds" if holds else "does not hold" if holds is False else "tie"
         lines.append({"row": f"{row['setup']}: {row['row']}", "workload": workload, "platform": platform,
                       "paper": paper_text, "ours, last window": "-", "ours, median": ours,
-                      "same sign? last / median": "holds" if holds else "does not hold",
+                      "same sign? last / median": verdict,
                       "windows with the paper's sign": "-", "beyond jitter noise": "-",
                       "note": "; ".join(filter(None, [row.get("note", ""), f"medians: {shown}"])), **_why(row)})
     return lines

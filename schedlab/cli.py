@@ -400,8 +400,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"schedlab: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
-    except SchedulerFailure as exc:  # our scheduler raised while serving Batsim: a bug, reported as one
-        return _report_bug(exc.__cause__ or exc, message=str(exc))
+    except SchedulerFailure as exc:  # a scheduler raised while serving Batsim: ours is a bug, a user's its failure
+        module = getattr(exc, "scheduler_module", "schedlab.")
+        culprit = None if module.startswith("schedlab.") else repr(getattr(args, "scheduler", "?"))
+        return _report_bug(exc.__cause__ or exc, message=str(exc), culprit=culprit)
     except SchedlabError as exc:
         print(f"schedlab: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -37,4 +37,7 @@ class ProtocolError(SchedlabError):
 
 
 class SchedulerFailure(SchedlabError):
-    """A scheduler raised an unexpected exception (a bug); names the event, job and time."""
+    """A scheduler raised an unexpected exception (a bug); names the event, job and time.
+    `scheduler_module`: where the scheduler's class lives (schedlab's, or a user's)."""
+
+    scheduler_module = "schedlab."

@@ -37,19 +37,25 @@ def _one_line(exc: BaseException) -> str:
 def code_identity(cls: type) -> dict[str, str] | None:
     """What identifies the code of a scheduler that is not shipped: its module file's sha256 (and
     its package's version for a plugin), so a campaign reruns a run whose scheduler file changed;
-    None for schedlab's own (its version identifies them). Only the class's own file counts."""
+    None for schedlab's own (its version identifies them). The files of the class and of its bases
+    count, not other modules they import."""
     import inspect
 
     module = getattr(cls, "__module__", "")
     if module.startswith("schedlab."):
         return None
     identity = {"module": module}
-    try:
-        source = inspect.getsourcefile(cls)
-    except TypeError:
-        source = None
-    if source and Path(source).is_file():
-        identity["sha256"] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for klass in cls.__mro__:  # the class's file and those of its bases that are not schedlab's
+        if klass.__module__.startswith(("schedlab.", "builtins")):
+            continue
+        try:
+            source = inspect.getsourcefile(klass)
+        except TypeError:
+            continue
+        if source and Path(source).is_file():
+            digest.update(Path(source).read_bytes())
+    identity["sha256"] = digest.hexdigest()
     for entry in _entry_points():
         if entry.value.split(":")[0] == module and getattr(entry, "dist", None) is not None:
             identity["package"] = f"{entry.dist.name} {entry.dist.version}"

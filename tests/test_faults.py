@@ -27,6 +27,7 @@ class Broken(EasyBackfilling):
             raise ZeroDivisionError("division by zero")
         super().on_job_submitted(job, now)
 
+Broken.__module__ = sys.argv[2]  # schedlab's (a bug of ours) or a user's module (its failure)
 SCHEDULERS["broken"] = Broken
 sys.exit(main(["serve", "broken", "--socket", sys.argv[1]]))
 """
@@ -115,17 +116,19 @@ def test_batsim_killed_mid_run_makes_serve_exit_quickly(tmp_path):
 
 
 @pytest.mark.batsim
-def test_scheduler_exception_names_job_and_event_and_batsim_does_not_hang(tmp_path):
+@pytest.mark.parametrize(("module", "code", "said"), [
+    ("schedlab.schedulers.broken", 3, "internal error"), ("mine.broken", 1, "error: scheduler 'broken' raised")])
+def test_scheduler_exception_names_job_and_event_and_batsim_does_not_hang(tmp_path, module, code, said):
     batsim = find_tool("batsim")
     platform, workload = batsim_inputs(tmp_path, 20, 4)
     port = free_loopback_port()
-    process = subprocess.Popen([sys.executable, "-c", BROKEN, f"tcp://127.0.0.1:{port}"],
+    process = subprocess.Popen([sys.executable, "-c", BROKEN, f"tcp://127.0.0.1:{port}", module],
                                stderr=subprocess.PIPE, stdout=subprocess.PIPE)
     peer = subprocess.run([batsim, "-p", platform, "-w", workload, "-e", str(tmp_path / "out"),
                            "-s", f"tcp://localhost:{port}"],
                           capture_output=True, timeout=60)
     _, err = process.communicate(timeout=30)
     message = err.decode().strip()
-    assert process.returncode == 3 and message.count("\n") == 0 and "internal error" in message
+    assert process.returncode == code and message.count("\n") == 0 and said in message
     assert "failed on JobSubmitted for job 'w0!3'" in message and "ZeroDivisionError" in message
     assert peer.returncode != 0  # batsim aborted on the non-JSON reply instead of waiting forever

@@ -78,15 +78,19 @@ class DecisionServer:
                 job_id = job.id if job is not None else getattr(event, "job_id", None)
                 about = f" for job '{job_id}'" if job_id else ""
                 kind = type(event).__name__
-                raise SchedulerFailure(f"scheduler {getattr(self.scheduler, 'name', '?')!r} failed on "
-                                       f"{kind}{about} at t={now}: {type(exc).__name__}: {exc}") from exc
+                failure = SchedulerFailure(f"scheduler {getattr(self.scheduler, 'name', '?')!r} failed on "
+                                           f"{kind}{about} at t={now}: {type(exc).__name__}: {exc}")
+                failure.scheduler_module = type(self.scheduler).__module__
+                raise failure from exc
         if self.finished or not message.events:
             return encode_reply(now, [])
         try:
             decisions = self.scheduler.decide(now)
         except Exception as exc:
-            raise SchedulerFailure(f"scheduler {getattr(self.scheduler, 'name', '?')!r} failed in decide at "
-                                   f"t={now}: {type(exc).__name__}: {exc}") from exc
+            failure = SchedulerFailure(f"scheduler {getattr(self.scheduler, 'name', '?')!r} failed in decide at "
+                                       f"t={now}: {type(exc).__name__}: {exc}")
+            failure.scheduler_module = type(self.scheduler).__module__
+            raise failure from exc
         for decision in decisions:
             if type(decision) is CallMeLater and not decision.at_s > now:
                 raise SimulationError(f"scheduler asked CALL_ME_LATER at {decision.at_s}, not after now={now}")
