@@ -18,11 +18,13 @@ from schedlab.checker import check_scheduler, edge_case_workloads
 from schedlab.errors import InputError
 from schedlab.outputs import JOBS_COLUMNS
 from schedlab.schedulers.base import create_scheduler
+from schedlab.schedulers.plugins import class_from_spec
 from schedlab.workloads.synthetic import generate
 from tests.conftest import make_workload
 
 DATA = Path(__file__).resolve().parent / "data"
 CHEATER = f"{DATA / 'user_schedulers' / 'cheater.py'}:ProfileReader"
+FirstFit = class_from_spec(f"{DATA / 'user_schedulers' / 'cheater.py'}:FirstFit")  # the tests' minimal scheduler
 
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -234,36 +236,11 @@ def test_check_passes_the_shipped_schedulers(name, options):
     assert "another process with another hash seed" in report.lines[1]
 
 
-class SetOrdered(schedlab.Scheduler):
+class SetOrdered(FirstFit):
     """Starts waiting jobs in the order of a set of their ids: an order that follows string hashing."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.waiting: dict = {}
-        self.free = ProcSet()
-
-    def on_simulation_begins(self, platform, now):
-        super().on_simulation_begins(platform, now)
-        self.free = ProcSet((0, platform.nb_resources - 1))
-
-    def on_job_submitted(self, job, now):
-        self.waiting[job.id] = job
-
-    def on_job_completed(self, job_id, state, now):
-        self.free |= self.running.pop(job_id)
-
-    def decide(self, now):
-        self.running = getattr(self, "running", {})
-        decisions = []
-        for job_id in set(self.waiting):
-            job = self.waiting[job_id]
-            if job.res <= len(self.free):
-                alloc = ProcSet(*self.free[:job.res])
-                self.free -= alloc
-                self.running[job_id] = alloc
-                del self.waiting[job_id]
-                decisions.append(schedlab.Execute(job_id, alloc))
-        return decisions
+    def order(self, now):
+        return [self.waiting[job_id] for job_id in set(self.waiting)]
 
 
 def test_check_catches_an_order_that_follows_string_hashing(monkeypatch):
@@ -280,52 +257,24 @@ def test_check_catches_a_scheduler_that_reads_profile_delays(tmp_path):
     assert "FAIL  look-ahead: the decisions at t=" in done.stdout and "ok    rules" in done.stdout
 
 
-class DoubleBooker(schedlab.Scheduler):
-    """Starts every job at once on resources 0..res-1: breaks Batsim's rules as soon as two overlap."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.new: list = []
-
-    def on_job_submitted(self, job, now):
-        self.new.append(job)
-
-    def on_job_completed(self, job_id, state, now):
-        pass
-
-    def decide(self, now):
-        started, self.new = [schedlab.Execute(job.id, ProcSet((0, job.res - 1))) for job in self.new], []
-        return started
-
-
-class OptionalDoubleBooker(DoubleBooker):
-    """A DoubleBooker only with `bad=true`: the replay must carry the options."""
+class OptionalDoubleBooker(FirstFit):
+    """First fit, but with `bad=true` every job starts at once on resources 0..res-1: Batsim's rules
+    break as soon as two overlap (the replay must carry the option)."""
 
     def __init__(self, *, bad: bool = False) -> None:
         super().__init__()
         self.bad = bad
 
-    def on_simulation_begins(self, platform, now):
-        super().on_simulation_begins(platform, now)
-        self.free = ProcSet((0, platform.nb_resources - 1))
-        self.running: dict = {}
-
     def on_job_completed(self, job_id, state, now):
         if not self.bad:
-            self.free |= self.running.pop(job_id)
+            super().on_job_completed(job_id, state, now)
 
     def decide(self, now):
-        if self.bad:
+        if not self.bad:
             return super().decide(now)
-        decisions = []
-        for job in list(self.new):
-            if job.res <= len(self.free):
-                alloc = ProcSet(*self.free[:job.res])
-                self.free -= alloc
-                self.running[job.id] = alloc
-                self.new.remove(job)
-                decisions.append(schedlab.Execute(job.id, alloc))
-        return decisions
+        started = [schedlab.Execute(job_id, ProcSet((0, job.res - 1))) for job_id, job in self.waiting.items()]
+        self.waiting.clear()
+        return started
 
 
 def test_a_rule_violation_is_shrunk_to_a_small_workload_that_replays_it(tmp_path):

@@ -1,5 +1,6 @@
-"""A deliberately cheating scheduler for `scheduler check`'s look-ahead test: shortest real run time
-first, read from the host engine's workload profiles (frames up the stack), never from the job."""
+"""Test schedulers for `scheduler check`, loaded by file (`cheater.py:CLASS`): `FirstFit`, a minimal
+scheduler the tests specialise by its order, and `ProfileReader`, which cheats: shortest real run
+time first, read from the host engine's workload profiles (frames up the stack), never from the job."""
 
 import inspect
 
@@ -9,8 +10,8 @@ from schedlab import Execute, Scheduler
 from schedlab.engine import Engine
 
 
-class ProfileReader(Scheduler):
-    """Shortest real run time first (it reads the profiles' delays: look-ahead)."""
+class FirstFit(Scheduler):
+    """Starts every waiting job that fits now, in `order` (here: submission order); no reservation."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -26,15 +27,12 @@ class ProfileReader(Scheduler):
     def on_job_completed(self, job_id, state, now):
         self.free |= self.running.pop(job_id)
 
-    def _delay_s(self, job):
-        frame = inspect.currentframe()
-        while frame is not None and not isinstance(frame.f_locals.get("self"), Engine):
-            frame = frame.f_back
-        return frame.f_locals["self"].workload.profiles[job.profile].delay_s
+    def order(self, now):
+        return list(self.waiting.values())
 
     def decide(self, now):
         decisions = []
-        for job in sorted(self.waiting.values(), key=lambda j: (self._delay_s(j), j.id)):
+        for job in self.order(now):
             if job.res <= len(self.free):
                 alloc = ProcSet(*self.free[:job.res])
                 self.free -= alloc
@@ -42,3 +40,16 @@ class ProfileReader(Scheduler):
                 del self.waiting[job.id]
                 decisions.append(Execute(job.id, alloc))
         return decisions
+
+
+class ProfileReader(FirstFit):
+    """Shortest real run time first (it reads the profiles' delays: look-ahead)."""
+
+    def _delay_s(self, job):
+        frame = inspect.currentframe()
+        while frame is not None and not isinstance(frame.f_locals.get("self"), Engine):
+            frame = frame.f_back
+        return frame.f_locals["self"].workload.profiles[job.profile].delay_s
+
+    def order(self, now):
+        return sorted(self.waiting.values(), key=lambda j: (self._delay_s(j), j.id))
