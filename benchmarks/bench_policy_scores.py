@@ -8,11 +8,6 @@ in under 30 minutes on the 2-core machine. Side by side, on the same tuple: the 
 `schedlab policy scores` runs), the same kernel interpreted, the plain-Python reference
 `simulate_list`, and numpy vectorised over trials with one column per processor (the first
 implementation, kept here as a baseline).
-
-With `--dynamic-days D` (and the RICC trace in ../shared/data): D days of RICC-2010-2 from day
-`--dynamic-start-days` (default 15: the long-term campaign's second window) on
-8,192 processors under `fcfs` + WFP3, the queue re-scored in its array form vs one job at a time
-(the long-term campaign's slowest runs are such windows); both schedules must be equal.
 """
 
 from __future__ import annotations
@@ -68,8 +63,6 @@ def main() -> None:
     parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     parser.add_argument("--tuples", type=int, default=20, help="tuples for the factory estimate (default 20)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--dynamic-days", type=float, default=0.0, help="also time WFP3 re-scoring on D days of RICC")
-    parser.add_argument("--dynamic-start-days", type=float, default=15.0)
     args = parser.parse_args()
     if not args.trace.exists():
         raise SystemExit(f"{args.trace}: not found (give --trace)")
@@ -107,49 +100,6 @@ def main() -> None:
           f"(RNG and processes included) -> 440 tuples ~ {elapsed / args.tuples * 440 / 60:.1f} min (goal < 30)")
     print(f"goal: one tuple's 256,000 trials < 2 s: {256_000 / fastest:.2f} s -> "
           f"{'met' if 256_000 / fastest < 2 else 'NOT met'}")
-    if args.dynamic_days:
-        dynamic_rescoring(args.dynamic_days, args.dynamic_start_days)
-
-
-def dynamic_rescoring(days: float, start_days: float) -> None:
-    """fcfs + wfp3 on a RICC window: array re-scoring vs scalar, the same schedule."""
-    import tempfile
-
-    from schedlab.engine import Engine
-    from schedlab.model import Platform
-    from schedlab.outputs import job_row
-    from schedlab.schedulers.base import create_scheduler
-    from schedlab.schedulers.queue import QueueScheduler
-    from schedlab.workload import load_workload
-    from schedlab.workloads.convert import ConversionOptions, convert_columns
-    from schedlab.workloads.swf import to_trace_jobs
-
-    trace = REPO.parent / "shared" / "data" / "swf" / "RICC-2010-2.swf.gz"
-    if not trace.exists():
-        print(f"dynamic re-scoring: {trace} not found, skipped")
-        return
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / "w.json"
-        options = ConversionOptions(start=repr(start_days * 86400.0), days=days, missing_walltime="drop",
-                                    platform_size=8192)
-        convert_columns(to_trace_jobs(read_swf(trace)), options)[0].write(str(path))
-        workload = load_workload(path)
-    times, rows, saved = {}, {}, QueueScheduler.VECTOR_QUEUE_MIN
-    for label, minimum in (("array form (queues >= 64)", 64), ("scalar, one job at a time", 10**12)):
-        QueueScheduler.VECTOR_QUEUE_MIN = minimum
-        engine = Engine(Platform.homogeneous(8192), workload, create_scheduler("fcfs", {"queue_order": "wfp3"}))
-        started = time.perf_counter()
-        engine.run()
-        times[label] = time.perf_counter() - started
-        rows[label] = [job_row(engine.records[j]) for j in engine.finished]
-    QueueScheduler.VECTOR_QUEUE_MIN = saved
-    first, second = times
-    assert rows[first] == rows[second], "the two re-scorings gave different schedules"
-    print(f"dynamic re-scoring: fcfs + wfp3, days {start_days:g}-{start_days + days:g} of RICC-2010-2 "
-          f"({len(workload.jobs):,} jobs, "
-          f"8,192 processors), same schedule:")
-    for label, seconds in times.items():
-        print(f"  {label:<28}{seconds:>8.1f} s{times[second] / seconds:>8.1f}x")
 
 
 if __name__ == "__main__":

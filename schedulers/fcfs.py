@@ -8,6 +8,7 @@ whole queue sorted)."""
 from __future__ import annotations
 
 import heapq
+from typing import Any
 
 from schedlab.model import Decision
 from schedlab.schedulers.base import register
@@ -27,12 +28,48 @@ class FCFS(QueueScheduler):
         if sort_window < 0:
             raise ValueError(f"sort_window must be >= 0 (0: the whole queue), got {sort_window}")
         self.sort_window = sort_window
+        # a policy scored by wait: only each (estimate, res) group's first job is re-scored
+        # (group_heads.py); the queue list is then unordered, its entries found by seq
+        self._heads = None
+        if self._policy.by_wait and self._policy.vector is not None and not sort_window:
+            from schedlab.schedulers.group_heads import GroupHeads
+
+            self._heads = GroupHeads(self._policy)
+            self._position: dict[int, int] = {}  # seq -> index in the (unordered) queue list
 
     def options(self) -> dict:
         return {**super().options(), **({"sort_window": self.sort_window} if self.sort_window else {})}
 
+    # ------------------------------------------------------------------ grouped dynamic queue
+    def _rescored(self, now: float) -> list[tuple[Any, ...]]:
+        return self._queue if self._heads is not None else super()._rescored(now)
+
+    def _enqueue(self, entry: tuple[Any, ...]) -> None:
+        if self._heads is None:
+            super()._enqueue(entry)
+            return
+        self._position[entry[2]] = len(self._queue)
+        self._queue.append(entry)
+        self._heads.add(entry)
+
+    def _dequeue(self, entry: tuple[Any, ...], index: int | None = None) -> None:
+        if self._heads is None:
+            super()._dequeue(entry, index)
+            return
+        index = self._position.pop(entry[2])
+        last = self._queue.pop()
+        if last is not entry:  # the last entry fills the hole
+            self._queue[index] = last
+            self._position[last[2]] = index
+        self._heads.remove(entry)
+
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         if not (self._released or self._new):
+            return
+        if self._heads is not None:  # the best head starts while it fits
+            while (entry := self._heads.best(now)) is not None and entry[5] <= self._resources.nb_free:
+                self._start(entry[3], now, decisions, entry[4])
+                self._dequeue(entry)
             return
         if not self.sort_window:
             self._start_head_jobs(now, decisions)

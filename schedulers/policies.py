@@ -35,16 +35,21 @@ class QueuePolicy:
     dynamic: bool
     doc: str
     vector: VectorFn | None = None
+    #: the score depends on the job only through (estimate, res) and on `now` only through the wait
+    #: now - s_j, never increasing as the wait grows: among jobs of equal (estimate, res) the
+    #: earliest submitted comes first at any time, so a strict list needs only each group's first
+    #: job re-scored (schedulers/group_heads.py). Declared, and tested, per policy.
+    by_wait: bool = False
 
 
 POLICIES: dict[str, QueuePolicy] = {}
 
 
-def policy(name: str, *, dynamic: bool = False) -> Callable[[ScoreFn], ScoreFn]:
+def policy(name: str, *, dynamic: bool = False, by_wait: bool = False) -> Callable[[ScoreFn], ScoreFn]:
     def wrap(fn: ScoreFn) -> ScoreFn:
         if name in POLICIES:
             raise ValueError(f"queue policy {name!r} registered twice")
-        POLICIES[name] = QueuePolicy(name, fn, dynamic, (fn.__doc__ or "").strip())
+        POLICIES[name] = QueuePolicy(name, fn, dynamic, (fn.__doc__ or "").strip(), by_wait=by_wait)
         return fn
 
     return wrap
@@ -112,7 +117,7 @@ def laf(job: Job, estimate_s: float, now: float) -> float:
     return -_finite(estimate_s) * job.res
 
 
-@policy("wfp3", dynamic=True)
+@policy("wfp3", dynamic=True, by_wait=True)
 def wfp3(job: Job, estimate_s: float, now: float) -> float:
     """WFP3: score = -(w_j / p~_j)^3 * q_j with w_j = t - s_j (largest priority first).
 
@@ -137,7 +142,7 @@ def _finite_vector(estimate: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(estimate), estimate, 1e12)
 
 
-@policy("unicef", dynamic=True)
+@policy("unicef", dynamic=True, by_wait=True)
 def unicef(job: Job, estimate_s: float, now: float) -> float:
     """UNICEF: score = -w_j / (log2(q_j) * p~_j) (largest priority first).
 

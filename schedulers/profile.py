@@ -89,6 +89,32 @@ class AvailabilityProfile:
             if capped:
                 share[k] -= cores
 
+    def plan(self, cores: list[int], durations_s: list[float], *, capped: bool = False,
+             stop_below: list[int] | None = None) -> list[float]:
+        """`earliest` then `reserve` for each job in order, in a compiled loop (profile_kernel.py):
+        the same plan. Before job i, stop if fewer cores are free now (in the share too when
+        `capped`) than `stop_below[i]`. Returns the starts of the jobs planned (a prefix)."""
+        import numpy as np
+
+        from schedlab.schedulers.profile_kernel import plan_jobs
+
+        n, count = len(self.times), len(cores)
+        room = n + 2 * count + 1
+        times, free, share = np.empty(room), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
+        times[:n], free[:n], share[:n] = self.times, self.free, self.capped
+        starts = np.empty(count)
+        stop = np.full(count, np.iinfo(np.int64).min) if stop_below is None else np.asarray(stop_below, dtype=np.int64)
+        planned, n = plan_jobs(times, free, share, n, np.asarray(cores, dtype=np.int64),
+                               np.asarray(durations_s, dtype=float), capped, stop, starts)
+        self.times, self.free, self.capped = times[:n].tolist(), free[:n].tolist(), share[:n].tolist()
+        return starts[:planned].tolist()
+
     def steps(self) -> list[tuple[float, int, int]]:
         """(start, free, capped) of every step (tests, plots)."""
         return list(zip(self.times, self.free, self.capped, strict=True))
+
+
+def load_plan_kernel() -> None:
+    """Compile (or load from numba's cache) `plan`'s loop on a throwaway profile: hosts call it
+    in `prepare`, outside the scheduling time they measure."""
+    AvailabilityProfile(0.0, 2).plan([1, 2], [1.0, 1.0], capped=True, stop_below=[0, 1])

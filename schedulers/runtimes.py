@@ -158,8 +158,10 @@ class RuntimeEstimates:
             self._oracle_s = load_oracle(self.oracle)
         if not self._kernels_loaded:  # the online regression's numba kernels, outside the decisions
             from schedlab.predictors.online import load_kernels
+            from schedlab.schedulers.profile import load_plan_kernel
 
             load_kernels()
+            load_plan_kernel()
             self._kernels_loaded = True
 
     @staticmethod

@@ -423,6 +423,59 @@ def test_plan_based_stopping_early_changes_no_start(scenario, name):
     assert render(engines[0]) == render(engines[1])
 
 
+@st.composite
+def profiles_and_jobs(draw):
+    """A profile of running jobs' ends (ties, ends at now, a capped share) and jobs to plan."""
+    nb_res = draw(st.integers(1, 16))
+    releases = [(draw(st.sampled_from([0.0, 1.0, 2.5, 10.0, 1e9])), draw(st.integers(0, 4)), draw(st.integers(0, 2)))
+                for _ in range(draw(st.integers(0, 8)))]
+    capped_now = draw(st.none() | st.integers(-2, nb_res))
+    jobs = [(draw(st.integers(1, nb_res)), draw(st.sampled_from([1.0, 2.5, 1.5, 0.0, 7.5, 1e9, math.inf])))
+            for _ in range(draw(st.integers(0, 30)))]
+    stop = draw(st.none() | st.lists(st.integers(0, nb_res + 1), min_size=len(jobs), max_size=len(jobs)))
+    return nb_res, releases, capped_now, jobs, stop, draw(st.booleans())
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(case=profiles_and_jobs())
+def test_the_compiled_plan_is_earliest_then_reserve_job_by_job(case):
+    nb_res, releases, capped_now, jobs, stop, capped = case
+    make = lambda: AvailabilityProfile(0.0, nb_res, capped_now=capped_now, releases=releases)  # noqa: E731
+    reference, starts = make(), []
+    for index, (cores, duration_s) in enumerate(jobs):
+        now_free = min(reference.free[0], reference.capped[0]) if capped else reference.free[0]
+        if stop is not None and now_free < stop[index]:
+            break
+        start_s = reference.earliest(cores, duration_s, capped=capped)
+        reference.reserve(start_s, start_s + duration_s, cores, capped=capped)
+        starts.append(start_s)
+    compiled = make()
+    assert compiled.plan([c for c, _ in jobs], [d for _, d in jobs], capped=capped, stop_below=stop) == starts
+    assert compiled.steps() == reference.steps()
+    assert all(type(v) is int for v in compiled.free + compiled.capped)
+
+
+@settings(max_examples=examples(60), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(scenario=hybrid_scenarios(), name=st.sampled_from(["online-svf", "online-sjf", "hybrid"]))
+def test_plan_based_schedulers_plan_the_same_compiled(scenario, name, monkeypatch):
+    """The compiled planning loop from the first waiting job (the default: from 32) makes the
+    schedule of the job-by-job one."""
+    from schedlab.schedulers.plan_based import PlanBased
+    from tests.test_invariants import render
+
+    nb_res, specs = scenario
+    options = ({"retrain": "60", "reliability": "dt", "threshold": "0.1"} if name == "hybrid"
+               else {"runtime": "requested"})
+    outputs = []
+    for minimum in (0, 10**9):
+        monkeypatch.setattr(PlanBased, "PLAN_KERNEL_MIN", minimum)
+        engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), create_scheduler(name, options))
+        engine.run()
+        outputs.append(render(engine))
+    assert outputs[0] == outputs[1]
+
+
 def test_a_start_within_the_time_tolerance_of_an_end_takes_only_free_cores():
     """A call delivered 0.2 us before a running job's planned end (within the time tolerance):
     the job due then is not started on its cores, and an overrun is replanned past the tolerance."""
