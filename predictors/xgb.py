@@ -3,7 +3,7 @@
 The fitted booster is stored as a string attribute, so a skops file holds xgboost JSON and no
 xgboost object (loading trusts this class only); the booster is rebuilt from the text on first use.
 Hyper-parameters are xgboost's defaults unless given (the studies give none), one thread, a fixed
-seed. `compiled_predictor` turns a fitted model's trees into Python code that predicts a few rows at a
+seed. `compiled_predictor` turns a fitted model's trees into arrays a compiled loop walks, a few rows at a
 time with xgboost's arithmetic (float32 inputs, `x < split` goes left, missing values to the default
 side, leaves added in float32 from the base score): a scheduler asks at each decision with
 submissions, where `inplace_predict` costs about 100 us of set-up per call.
@@ -78,7 +78,7 @@ def compiled_predictor(model: XGBoostJSON) -> Any:
     """rows -> predictions, equal to `model.predict` bit for bit (tested on random models with missing
     values), for a fitted squared-error
     model of numerical splits; None for anything else (the caller then uses `predict`). The trees
-    are walked together with numpy, one level per step (a leaf points to itself)."""
+    are arrays walked by a compiled loop (xgb_kernel.py; a leaf points to itself)."""
     import json
 
     learner = json.loads(model.booster_json_)["learner"]
@@ -114,23 +114,13 @@ def compiled_predictor(model: XGBoostJSON) -> Any:
         base = np.float32(float(str(base_score).strip("[]")))
     except ValueError:
         return None  # several targets, or a format this reading does not know: `predict` is used
-    tree_index = np.arange(len(trees))
+    from schedlab.predictors.xgb_kernel import walk_trees
 
     def predict_rows(rows: list[list[float]]) -> list[float]:
         with np.errstate(over="ignore"):  # beyond float32's range is infinite, as in xgboost
             x = np.asarray(rows, dtype=np.float32)  # xgboost compares float32 inputs
         if not len(x):
             return []
-        row_index = np.arange(len(x))[:, None]
-        node = np.zeros((len(x), len(trees)), dtype=np.intp)
-        for _ in range(depth):
-            value = x[row_index, feature[tree_index, node]]
-            # x < split goes left; a missing value goes to its node's default side
-            go_left = np.where(np.isnan(value), default_left[tree_index, node], value < split[tree_index, node])
-            node = np.where(go_left, left[tree_index, node], right[tree_index, node])
-        leaves = split[tree_index, node]
-        # xgboost adds each tree's leaf to a float32 running total that starts at the base score
-        totals = np.add.accumulate(np.column_stack([np.full(len(x), base, dtype=np.float32), leaves]), axis=1)
-        return totals[:, -1].astype(float).tolist()
+        return walk_trees(x.reshape(len(x), -1), feature, split, left, right, default_left, depth, base).tolist()
 
     return predict_rows

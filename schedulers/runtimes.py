@@ -158,10 +158,12 @@ class RuntimeEstimates:
             self._oracle_s = load_oracle(self.oracle)
         if not self._kernels_loaded:  # the online regression's numba kernels, outside the decisions
             from schedlab.predictors.online import load_kernels
+            from schedlab.predictors.xgb_kernel import load_kernel as load_tree_kernel
             from schedlab.schedulers.profile import load_plan_kernel
 
             load_kernels()
             load_plan_kernel()
+            load_tree_kernel()
             self._kernels_loaded = True
 
     @staticmethod

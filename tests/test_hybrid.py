@@ -125,9 +125,9 @@ def test_reliability_models():
         ReliabilityModel(kind="cnk").fit(rows, None)
 
 
-def test_xgboost_trees_walked_with_numpy_equal_xgboost_bit_for_bit():
+def test_xgboost_trees_walked_by_the_compiled_loop_equal_xgboost_bit_for_bit():
     """Random models (depths 1-8, missing values in training and queries, values at and just below
-    the splits, infinities): the numpy walk gives xgboost's own predictions, bit for bit."""
+    the splits, infinities): the compiled walk gives xgboost's own predictions, bit for bit."""
     from schedlab.predictors.xgb import XGBoostJSON, compiled_predictor
 
     rng = np.random.default_rng(7)
