@@ -116,11 +116,16 @@ def compiled_predictor(model: XGBoostJSON) -> Any:
         return None  # several targets, or a format this reading does not know: `predict` is used
     from schedlab.predictors.xgb_kernel import walk_trees
 
+    max_feature = int(feature.max())
+
     def predict_rows(rows: list[list[float]]) -> list[float]:
         with np.errstate(over="ignore"):  # beyond float32's range is infinite, as in xgboost
             x = np.asarray(rows, dtype=np.float32)  # xgboost compares float32 inputs
         if not len(x):
             return []
-        return walk_trees(x.reshape(len(x), -1), feature, split, left, right, default_left, depth, base).tolist()
+        if x.ndim != 2 or x.shape[1] <= max_feature:  # the compiled walk reads without bounds checks
+            raise ValueError(f"rows of {x.shape[1] if x.ndim == 2 else 'no'} columns; the model reads "
+                             f"{max_feature + 1}")
+        return walk_trees(x, feature, split, left, right, default_left, depth, base).tolist()
 
     return predict_rows

@@ -301,6 +301,8 @@ class QueueScheduler(Scheduler):
     # ------------------------------------------------------------------ introspection (tests, tools)
     @property
     def queue(self) -> list[Job]:
+        """The waiting jobs: in policy order, except under FCFS with a policy scored by wait
+        (WFP3, UNICEF), whose queue is kept by group (group_heads.py) and listed unordered."""
         return [entry[3] for entry in self._queue]
 
     @property

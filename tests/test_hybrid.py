@@ -146,6 +146,8 @@ def test_xgboost_trees_walked_by_the_compiled_loop_equal_xgboost_bit_for_bit():
         queries = np.vstack([queries, edge, [[np.inf, -np.inf, 0.0, -0.0, 1e39]]])
         predict_rows = compiled_predictor(model)
         assert predict_rows(queries.tolist()) == model.predict(queries).astype(float).tolist()
+    with pytest.raises(ValueError, match="rows of 1 columns"):  # the compiled walk checks no bounds itself
+        predict_rows([[1.0]])
 
 
 # ---------------------------------------------------------------------------------------------- runtimes
