@@ -244,14 +244,17 @@ class Hybrid(PlanBased):
         if not (self._released or self._new):
             return
         share, profile = self.share, self.plan_profile(now)
+        planned, candidates = [], []  # step 1's jobs; step 2's, in queue order
+        predictable = self.predictable
+        for entry in self._queue:
+            (planned if entry[5] <= share and predictable[entry[3].id] else candidates).append(entry)
         head = None
         if self.protect_head and self._head is not None:
             # once a head, its reservation depends on the running jobs only (EASY's rule): planned
             # jobs go around it, else a stream of predictable jobs would push it back forever. It
             # stays the head while it waits outside the plan, even when a smaller share sends
             # earlier predictable jobs to step 2 ahead of it: they go around it too (step 2)
-            head = next((e[3] for e in self._queue if e[3].id == self._head[0]
-                         and not (e[5] <= share and self.predictable[e[3].id])), None)
+            head = next((e[3] for e in candidates if e[3].id == self._head[0]), None)
         if head is not None:
             duration_s = self.requested_of_s[head.id]
             start_s = profile.earliest(head.res, duration_s)
@@ -259,22 +262,21 @@ class Hybrid(PlanBased):
             self._head = (head.id, start_s)
         else:
             self._head = None
-        planned = [e for e in self._queue if self.predictable[e[3].id] and e[5] <= share]
         planned.sort(key=lambda e: (e[4] * e[5], e[1], e[2]))  # online-SVF
         started_before = len(decisions)
         self.plan_queue(profile, planned, now, decisions, capped=True)
         self._planned.update(d.job_id for d in decisions[started_before:] if hasattr(d, "job_id"))
-        self._backfill(profile, now, decisions)
+        self._backfill(profile, candidates, now, decisions)
         started = {d.job_id for d in decisions[started_before:] if hasattr(d, "job_id")}
         if started:
             self._queue = [e for e in self._queue if e[3].id not in started]
 
-    def _backfill(self, profile: AvailabilityProfile, now: float, decisions: list[Decision]) -> None:
+    def _backfill(self, profile: AvailabilityProfile, candidates: list[tuple[Any, ...]], now: float,
+                  decisions: list[Decision]) -> None:
         """Step 2: FCFS + EASY for the unpredictable queue with requested times, around the plan:
         jobs start in queue order until one does not fit (the head: it reserves), then the others
         are tried in `step2_order`."""
-        share, predictable, requested = self.share, self.predictable, self.requested_of_s
-        candidates = [e for e in self._queue if not (e[3].res <= share and predictable[e[3].id])]
+        requested = self.requested_of_s
         kept = self._head  # the head's reservation, already in the profile
         if kept is not None and candidates[0][3].id != kept[0]:
             # a smaller share sent earlier predictable jobs here, ahead of the kept head: the head
