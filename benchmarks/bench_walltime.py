@@ -3,7 +3,8 @@ predictors) vs `easy` on the COARE trace, and one AdaBoost refit on all its jobs
 
     .venv/bin/python benchmarks/bench_walltime.py [--trace SWF] [--repeat N]
 
-Goal (the issue): easy-pp / easy scheduling-time ratio <= 3, one refit under 2 s. The ratio is
+Goals: easy-pp / easy deciding-time ratio <= 3 for every configuration, one refit under 2 s (walltime
+issue); adaboost + power all-in (refits counted) <= 10x easy (issue 30). The ratio is
 taken on deciding time: a refit happens inside a decision but is model training, measured on its own
 (the scheduler's `training_time_s`, also in summary.json), as the issue's second figure measures one
 refit; the total with refits is printed beside it. Each run is a fresh process (a run measured after
@@ -36,7 +37,10 @@ CPUS = 1728
 SCHEDULERS = (("easy", {}), ("easy-pp", {"predictor": "walltime", "correction": "none"}),
               ("easy-pp", {"predictor": "user-last2", "correction": "simple"}),
               ("easy-pp", {"predictor": "default:600", "correction": "power"}),
-              ("easy-pp", {"predictor": "adaboost", "correction": "power"}))
+              ("easy-pp", {"predictor": "adaboost", "correction": "power"}),
+              # weekly refits: another schedule (an option, not the default), the cost of daily ones
+              ("easy-pp", {"predictor": "adaboost", "correction": "power", "refit_s": 604800.0}))
+ADABOOST = 4  # the default configuration whose goals are printed
 
 
 def one_run(workload_path: Path, cpus: int, index: int) -> dict[str, float]:
@@ -93,8 +97,15 @@ def main() -> None:
         label = name + "".join(f" {k}={v}" for k, v in options.items())
         print(f"{label:<48}{best['decisions']:>10,}{best['total']:>8.2f}{best['training']:>10.2f}"
               f"{best['refits']:>8}{best['deciding']:>10.2f}{best['deciding'] / easy_s:>9.2f}")
-    ratio = min(run["deciding"] for run in runs[len(SCHEDULERS) - 1]) / easy_s
+    ratio = min(run["deciding"] for run in runs[ADABOOST]) / easy_s
     print(f"\ngoal: easy-pp (adaboost + power) deciding / easy <= 3: {ratio:.2f} ({'met' if ratio <= 3 else 'MISSED'})")
+    easy_total = min(run["total"] for run in runs[0])
+    worst = max(min(run["deciding"] for run in runs[i]) for i in range(1, len(SCHEDULERS))) / easy_s
+    print(f"goal: every easy-pp configuration, deciding / easy <= 3: worst {worst:.2f} "
+          f"({'met' if worst <= 3 else 'MISSED'})")
+    total = min(run["total"] for run in runs[ADABOOST]) / easy_total
+    print(f"goal: easy-pp (adaboost + power) all-in (refits counted) / easy <= 10: {total:.1f} "
+          f"({'met' if total <= 10 else 'MISSED'})")
 
 
 if __name__ == "__main__":
