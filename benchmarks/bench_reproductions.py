@@ -72,6 +72,7 @@ def main() -> None:
           + (f"{'baseline sum (s)':>18}{'baseline/now':>14}{'baseline wall (s)':>19}{'baseline/now':>14}"
              if args.baseline else ""))
     totals = [0.0, 0.0, 0.0]
+    compared_now_s = 0.0  # the sum of runs of the studies the baseline has
     walls = [0.0, 0.0]  # now, baseline: the studies whose baseline wall time was measured
     for study in args.studies:
         name = study.replace("/", "-")
@@ -87,6 +88,7 @@ def main() -> None:
             before = runs_sum_s(args.baseline / name)
             if before is not None:
                 totals[2] += before[1]
+                compared_now_s += now[1]
                 line += f"{before[1]:>18.0f}{before[1] / now[1]:>14.2f}"
             if study in base_timings:
                 base_wall = base_timings[study]["wall_s"]
@@ -96,8 +98,7 @@ def main() -> None:
         print(line)
     line = f"{'total':<30}{'':>6}{totals[0]:>10.0f}{totals[1]:>17.0f}"
     if args.baseline and totals[2]:
-        ratio = totals[2] / totals[1]
-        line += f"{totals[2]:>18.0f}{ratio:>14.2f}"
+        line += f"{totals[2]:>18.0f}{totals[2] / compared_now_s:>14.2f}"
     print(line)
     if walls[1]:
         # the studies timed on both sides; the others ran the same code on both (or were not timed)
