@@ -38,9 +38,6 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
     def options(self) -> dict[str, Any]:
         return {**super().options(), **self.runtime_options()}
 
-    #: queues at least this long are planned by the compiled loop (AvailabilityProfile.plan)
-    PLAN_KERNEL_MIN = 32
-
     def running_profile(self, now: float, *, share: int | None = None, in_share: Any = None) -> AvailabilityProfile:
         """Free cores from now on, running jobs released at their planned ends. With `share`, the
         capped dimension starts at `share` minus the cores of running jobs for which `in_share(job)`
@@ -70,31 +67,16 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
                 smallest = min(smallest, entry[5])
                 smallest_after.append(smallest)
             smallest_after.reverse()
-        if len(entries) >= self.PLAN_KERNEL_MIN:  # the same plan, compiled
-            starts = profile.plan([e[5] for e in entries], [e[6] for e in entries], capped=capped,
-                                  stop_below=None if whole else smallest_after)
-            for entry, start_s in zip(entries, starts, strict=False):
-                job = entry[3]
-                self.planned_start_s[job.id] = start_s
-                if start_s <= now:
-                    self._start(job, now, decisions, entry[4])
-                else:
-                    waiting.append(entry)
-            waiting.extend(entries[len(starts):])
-            return waiting
-        for index, entry in enumerate(entries):
-            if not whole and min(profile.free[0], profile.capped[0] if capped else profile.free[0]) < \
-                    smallest_after[index]:
-                waiting.extend(entries[index:])
-                break
-            job, duration_s = entry[3], entry[6]
-            start_s = profile.earliest(job.res, duration_s, capped=capped)
-            profile.reserve(start_s, start_s + duration_s, job.res, capped=capped)
+        starts = profile.plan([e[5] for e in entries], [e[6] for e in entries], capped=capped,
+                              stop_below=None if whole else smallest_after)
+        for entry, start_s in zip(entries, starts, strict=False):
+            job = entry[3]
             self.planned_start_s[job.id] = start_s
             if start_s <= now:  # the profile gives exactly `now` to a job that fits now
                 self._start(job, now, decisions, entry[4])
             else:
                 waiting.append(entry)
+        waiting.extend(entries[len(starts):])
         return waiting
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:

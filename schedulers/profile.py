@@ -89,25 +89,40 @@ class AvailabilityProfile:
             if capped:
                 share[k] -= cores
 
+    #: lists of at least this many jobs are planned by the compiled loop (profile_kernel.py)
+    KERNEL_MIN = 32
+
     def plan(self, cores: list[int], durations_s: list[float], *, capped: bool = False,
-             stop_below: list[int] | None = None) -> list[float]:
-        """`earliest` then `reserve` for each job in order, in a compiled loop (profile_kernel.py):
-        the same plan. Before job i, stop if fewer cores are free now (in the share too when
-        `capped`) than `stop_below[i]`. Returns the starts of the jobs planned (a prefix)."""
+             stop_below: list[int] | None = None, compiled: bool | None = None) -> list[float]:
+        """`earliest` then `reserve` for each job in order; before job i, stop if fewer cores are
+        free now (in the share too when `capped`) than `stop_below[i]`. Returns the starts of the
+        jobs planned (a prefix). `compiled` (default: at least `KERNEL_MIN` jobs) runs the same
+        plan in a compiled loop."""
+        count = len(cores)
+        if not (count >= self.KERNEL_MIN if compiled is None else compiled):
+            starts = []
+            for index, (need, duration_s) in enumerate(zip(cores, durations_s, strict=True)):
+                if stop_below is not None and \
+                        min(self.free[0], self.capped[0] if capped else self.free[0]) < stop_below[index]:
+                    break
+                start_s = self.earliest(need, duration_s, capped=capped)
+                self.reserve(start_s, start_s + duration_s, need, capped=capped)
+                starts.append(start_s)
+            return starts
         import numpy as np
 
         from schedlab.schedulers.profile_kernel import plan_jobs
 
-        n, count = len(self.times), len(cores)
+        n = len(self.times)
         room = n + 2 * count + 1
         times, free, share = np.empty(room), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
         times[:n], free[:n], share[:n] = self.times, self.free, self.capped
-        starts = np.empty(count)
+        starts_array = np.empty(count)
         stop = np.full(count, np.iinfo(np.int64).min) if stop_below is None else np.asarray(stop_below, dtype=np.int64)
         planned, n = plan_jobs(times, free, share, n, np.asarray(cores, dtype=np.int64),
-                               np.asarray(durations_s, dtype=float), capped, stop, starts)
+                               np.asarray(durations_s, dtype=float), capped, stop, starts_array)
         self.times, self.free, self.capped = times[:n].tolist(), free[:n].tolist(), share[:n].tolist()
-        return starts[:planned].tolist()
+        return starts_array[:planned].tolist()
 
     def steps(self) -> list[tuple[float, int, int]]:
         """(start, free, capped) of every step (tests, plots)."""
@@ -117,4 +132,4 @@ class AvailabilityProfile:
 def load_plan_kernel() -> None:
     """Compile (or load from numba's cache) `plan`'s loop on a throwaway profile: hosts call it
     in `prepare`, outside the scheduling time they measure."""
-    AvailabilityProfile(0.0, 2).plan([1, 2], [1.0, 1.0], capped=True, stop_below=[0, 1])
+    AvailabilityProfile(0.0, 2).plan([1, 2], [1.0, 1.0], capped=True, stop_below=[0, 1], compiled=True)

@@ -452,7 +452,8 @@ def test_the_compiled_plan_is_earliest_then_reserve_job_by_job(case):
         reference.reserve(start_s, start_s + duration_s, cores, capped=capped)
         starts.append(start_s)
     compiled = make()
-    assert compiled.plan([c for c, _ in jobs], [d for _, d in jobs], capped=capped, stop_below=stop) == starts
+    assert compiled.plan([c for c, _ in jobs], [d for _, d in jobs], capped=capped, stop_below=stop,
+                         compiled=True) == starts
     assert compiled.steps() == reference.steps()
     assert all(type(v) is int for v in compiled.free + compiled.capped)
 
@@ -463,7 +464,6 @@ def test_the_compiled_plan_is_earliest_then_reserve_job_by_job(case):
 def test_plan_based_schedulers_plan_the_same_compiled(scenario, name, monkeypatch):
     """The compiled planning loop from the first waiting job (the default: from 32) makes the
     schedule of the job-by-job one."""
-    from schedlab.schedulers.plan_based import PlanBased
     from tests.test_invariants import render
 
     nb_res, specs = scenario
@@ -471,7 +471,7 @@ def test_plan_based_schedulers_plan_the_same_compiled(scenario, name, monkeypatc
                else {"runtime": "requested"})
     outputs = []
     for minimum in (0, 10**9):
-        monkeypatch.setattr(PlanBased, "PLAN_KERNEL_MIN", minimum)
+        monkeypatch.setattr(AvailabilityProfile, "KERNEL_MIN", minimum)
         engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), create_scheduler(name, options))
         engine.run()
         outputs.append(render(engine))
