@@ -16,6 +16,7 @@ timing tests compare jobs.csv with real Batsim's byte for byte).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Generator
 from typing import Any
@@ -114,7 +115,10 @@ class Kernel:
             route = comm.sender.route  # type: ignore[union-attr]
             action = Action(comm=comm)
             action.latency = route.latency_s
-            action.transfer_rate = route.rate_bytes_per_s / MESSAGE_BYTES
+            if route.rate_bytes_per_s == math.inf:  # a route without links: nothing to transfer
+                action.remains, action.transfer_rate = 0.0, 1.0
+            else:
+                action.transfer_rate = route.rate_bytes_per_s / MESSAGE_BYTES
             if action.latency > 0:
                 action.penalty = 0.0
             self._actions.append(action)

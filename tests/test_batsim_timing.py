@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from schedlab.batsim_network import message_routes
+from schedlab.batsim_network import Route, message_routes
 from schedlab.engine_batsim import BatsimTimedEngine, batsim_now
 from schedlab.errors import InputError, SimulationError
 from schedlab.model import CallMeLater, Execute, JobState, Kill
@@ -56,21 +56,30 @@ def test_routes_of_the_platforms_are_batsims(path):
 
 
 @pytest.mark.parametrize(("xml", "words"), [
-    ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/></zone>', "<host>"),
-    ('<zone id="z" routing="Floyd"><cluster id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" '
-     'lat="1us"/></zone>', "routing 'Floyd'"),
+    ('<zone id="z" routing="Cluster"><cabinet id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" '
+     'lat="1us"/></zone>', "routing 'Cluster'"),
     ('<zone id="z" routing="Full"><cluster id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" '
      'lat="1us" topology="TORUS" topo_parameters="2,1"/></zone>', "topology"),
     ('<config id="General"><prop id="network/TCP-gamma" value="1000"/></config>\n  <zone id="z" routing="Full">'
      '<cluster id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/></zone>', "TCP-gamma"),
+    ('<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/>\n'
+     '<link id="l" bandwidth="1GBps" latency="1us" sharing_policy="SPLITDUPLEX"/><route src="a" dst="master_host">'
+     '<link_ctn id="l"/></route></zone>', "needs direction:4"),
+    ('<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/>\n'
+     '<link id="l" bandwidth="1GBps" latency="1us" bandwidth_file="bw.txt"/></zone>', "bandwidth_file:4"),
+    ('<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/><zone id="y" routing="Full">'
+     '<host id="a" speed="1Gf"/></zone></zone>', "both hosts and sub-zones"),
+    ('<zone id="z" routing="Full"><zone id="x" routing="Full"><host id="master_host" speed="1Gf"/></zone>\n'
+     '<zone id="y" routing="Full"><host id="a" speed="1Gf"/></zone></zone>', "no zoneRoute:3"),
+    ('<zone id="z" routing="None"><host id="master_host" speed="1Gf"/></zone>', "routing 'None'"),
 ])
 def test_what_is_not_modelled_is_refused_with_its_line(tmp_path, xml, words):
     path = tmp_path / "p.xml"
     path.write_text(f"<?xml version='1.0'?>\n<platform version=\"4.1\">\n  {xml}\n</platform>\n")
     with pytest.raises(InputError) as caught:
         message_routes(path)
-    assert words in str(caught.value) and "p.xml" in str(caught.value)
-    assert ":3" in str(caught.value) or "line 3" in str(caught.value)
+    words, _, line = words.partition(":")
+    assert words in str(caught.value) and f"p.xml:{line or 3}:" in str(caught.value)
 
 
 def test_harmless_config_and_role_lists_are_read_as_batsim_does(tmp_path):
@@ -103,14 +112,14 @@ def test_the_python_api_needs_a_platform_file():
 def test_the_cli_refuses_before_any_work(tmp_path):
     path = tmp_path / "p.xml"
     path.write_text("<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
-                    "<host id=\"a\" speed=\"1Gf\"/>\n</zone>\n</platform>\n")
+                    "<host id=\"a\" speed=\"1Gf\" state_file=\"s.txt\"/>\n</zone>\n</platform>\n")
     workload = tmp_path / "w.json"
     workload.write_text('{"nb_res":1,"jobs":[{"id":1,"subtime":0,"res":1,"profile":"p"}],'
                         '"profiles":{"p":{"type":"delay","delay":5}}}')
     done = subprocess.run([sys.executable, "-m", "schedlab", "simulate", "-p", str(path), "-w", str(workload),
                            "-s", "fcfs", "--timing", "batsim", "--out", str(tmp_path / "o")],
                           capture_output=True, text=True)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "<host>" in done.stderr
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "state_file" in done.stderr
     assert not (tmp_path / "o").exists()
 
 
@@ -371,3 +380,44 @@ def test_schedule_invariants_under_batsim_timing(name, case, tmp_path):
         assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(intervals))
     again = run(path, specs, create_scheduler(name))  # deterministic: the same rows, in the same order
     assert [job_row(again.records[j]) for j in again.finished] == [job_row(first.records[j]) for j in first.finished]
+
+
+HAND_MADE = Path(__file__).resolve().parent / "data" / "batsim-timing" / "platforms"
+
+
+def test_routes_of_the_hand_made_platforms_by_hand():
+    """star (Floyd): a host's link then the master's, 20 us; two-level tree: the root's zoneRoute
+    (uplink, core) is summed first, then the rack's Dijkstra route, then the master's zone; 4-core
+    hosts: a split-duplex link taken UP then a shared one. A host talking to itself in a zone of
+    hosts without a route to itself uses SimGrid's loopback (10 GBps, no latency)."""
+    star = message_routes(HAND_MADE / "star.xml")
+    assert star.master == Route(0.0, 10e9)
+    lat = [50, 75, 20, 130, 60, 95, 40, 110]  # n0..n7, numbered by name
+    assert [r.latency_s for r in star.resources] == pytest.approx([(x + 20) * 1e-6 for x in lat], abs=1e-18)
+    assert [r.rate_bytes_per_s for r in star.resources] == [(1 + i % 3) * 1e9 / 8 for i in range(8)]
+    tree = message_routes(HAND_MADE / "two_level_tree.xml")
+    assert tree.master == Route(0.0, 10e9)
+    us = 1e-6  # SimGrid reads "100us" as 100 * 1e-6
+    r0n0 = 100 * us + 5 * us + 30 * us + 15 * us
+    r1n5 = 250 * us + 5 * us + (30 + 35 + 50) * us + 15 * us
+    assert tree.resources[0] == Route(r0n0, 125e6)  # r0n0: through the 1 Gbps host link
+    assert tree.resources[11] == Route(r1n5, 125e6)
+    cores = message_routes(HAND_MADE / "cores4.xml")
+    assert cores.master == Route(0.0, 10e9)
+    assert cores.resources[2] == Route(45 * us + 8 * us, 4e9 / 8)  # c2: sd2 (4 Gbps, 45 us) then shared
+
+
+@pytest.mark.parametrize("routing", ["Floyd", "Dijkstra"])
+def test_shortest_routes_count_links_not_hops(tmp_path, routing):
+    """Floyd and Dijkstra zones weigh a route by its number of links: two one-link hops (through the
+    router) beat one declared three-link route, whatever the latencies."""
+    path = tmp_path / "p.xml"
+    path.write_text(f"""<?xml version='1.0'?>
+<platform version="4.1"><zone id="z" routing="{routing}">
+  <host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/><router id="r"/>
+  <link id="slow" bandwidth="1GBps" latency="1ms"/><link id="fast" bandwidth="1GBps" latency="1us"/>
+  <route src="a" dst="master_host"><link_ctn id="fast"/><link_ctn id="fast"/><link_ctn id="fast"/></route>
+  <route src="a" dst="r"><link_ctn id="slow"/></route><route src="r" dst="master_host"><link_ctn id="slow"/></route>
+</zone></platform>
+""")
+    assert message_routes(path).resources[0].latency_s == pytest.approx(2e-3, abs=1e-15)
