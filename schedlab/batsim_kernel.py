@@ -45,7 +45,7 @@ class Actor:
         self.answer: Any = None
         self.simcall: Simcall | None = None
         self.alive = True
-        self.blocked_on: Comm | Action | None = None
+        self.blocked_on: Comm | _Sleep | None = None
 
 
 class Comm:
@@ -62,25 +62,39 @@ class Comm:
 
 
 class Action:
-    """A running communication (latency, then `remains` bytes at `rate`) or sleep (max_duration)."""
+    """A running communication: a latency phase, then `remains` bytes at `rate`."""
 
-    __slots__ = ("comm", "latency", "max_duration", "penalty", "rate", "remains", "sleeper", "transfer_rate")
+    __slots__ = ("comm", "latency", "penalty", "rate", "remains", "seq", "transfer_rate")
 
-    def __init__(self, comm: Comm | None = None, sleeper: Actor | None = None) -> None:
-        self.comm, self.sleeper = comm, sleeper
+    def __init__(self, comm: Comm, seq: int) -> None:
+        self.comm, self.seq = comm, seq
         self.latency = 0.0
-        self.remains = MESSAGE_BYTES if comm is not None else 0.0
+        self.remains = MESSAGE_BYTES
         self.rate = 0.0  # the rate of the last solve (0 during the latency phase)
         self.transfer_rate = 0.0
-        self.max_duration = -1.0
         self.penalty = 1.0  # 0 while in the latency phase
+
+
+class _Sleep:
+    """A sleep's place in the kernel's parallel lists (what an actor is blocked on)."""
+
+    __slots__ = ("seq",)
+
+    def __init__(self, seq: int) -> None:
+        self.seq = seq
 
 
 class Kernel:
     def __init__(self) -> None:
         self.now = 0.0
         self._ready: list[Actor] = []
-        self._actions: list[Action] = []
+        self._comms: list[Action] = []
+        # sleeps, in creation order: who sleeps, the time left (SimGrid's max_duration) and the
+        # creation number (actions ending in one step are handled in creation order)
+        self._sleepers: list[Actor] = []
+        self._sleep_left: list[float] = []
+        self._sleep_seq: list[int] = []
+        self._seq = 0
         self._mailbox: deque[Comm] = deque()  # unmatched sends, or the server's pending receive
 
     def spawn(self, name: str, route: Route, body: ActorBody) -> Actor:
@@ -113,7 +127,8 @@ class Kernel:
             comm.receiver = actor
         if other is not None:  # both sides are there: the communication starts
             route = comm.sender.route  # type: ignore[union-attr]
-            action = Action(comm=comm)
+            self._seq += 1
+            action = Action(comm, self._seq)
             action.latency = route.latency_s
             if route.rate_bytes_per_s == math.inf:  # a route without links: nothing to transfer
                 action.remains, action.transfer_rate = 0.0, 1.0
@@ -121,7 +136,7 @@ class Kernel:
                 action.transfer_rate = route.rate_bytes_per_s / MESSAGE_BYTES
             if action.latency > 0:
                 action.penalty = 0.0
-            self._actions.append(action)
+            self._comms.append(action)
         self._wake(actor, comm)
 
     def _handle(self, actor: Actor) -> None:
@@ -139,11 +154,11 @@ class Kernel:
                 comm.waiters.append(actor)
                 actor.blocked_on = comm
         elif kind == "sleep":
-            action = Action(sleeper=actor)
-            action.max_duration = call[1]  # type: ignore[index]
-            action.penalty = 0.0
-            self._actions.append(action)
-            actor.blocked_on = action
+            self._seq += 1
+            self._sleepers.append(actor)
+            self._sleep_left.append(call[1])  # type: ignore[index]
+            self._sleep_seq.append(self._seq)
+            actor.blocked_on = _Sleep(self._seq)
         elif kind == "spawn":
             _, name, route, body = call  # type: ignore[misc]
             self._wake(actor, self.spawn(name, route, body))
@@ -160,8 +175,9 @@ class Kernel:
         if victim in self._ready:
             self._ready.remove(victim)
         blocked = victim.blocked_on
-        if isinstance(blocked, Action):
-            self._actions.remove(blocked)
+        if isinstance(blocked, _Sleep):
+            index = self._sleep_seq.index(blocked.seq)
+            del self._sleepers[index], self._sleep_left[index], self._sleep_seq[index]
         elif blocked is not None:
             raise RuntimeError("killing an actor blocked in a communication is not modelled")
         victim.blocked_on = None
@@ -170,50 +186,59 @@ class Kernel:
     # ------------------------------------------------------------------ time
     def _solve(self) -> bool:
         """One step of the models; False when nothing is left to happen."""
-        actions = self._actions
-        if not actions:
+        comms, left = self._comms, self._sleep_left
+        if not comms and not left:
             return False
-        delta = -1.0
-        for action in actions:
-            if action.comm is not None and action.penalty > 0:
+        delta = min(left) if left else -1.0
+        for action in comms:
+            if action.penalty > 0:
                 action.rate = action.transfer_rate  # alone on its links: no sharing
             if action.rate > 0:
-                left = action.remains / action.rate if action.remains > 0 else 0.0
-                if delta < 0 or left < delta:
-                    delta = left
-            if action.max_duration >= 0 and (delta < 0 or action.max_duration < delta):
-                delta = action.max_duration
-        for action in actions:
+                time_left = action.remains / action.rate if action.remains > 0 else 0.0
+                if delta < 0 or time_left < delta:
+                    delta = time_left
+        for action in comms:
             if action.latency > 0 and (delta < 0 or action.latency < delta):
                 delta = action.latency
         if delta < 0:
             return False
         self.now += delta
-        done = []
-        for action in actions:
-            if action.latency > 0:
-                action.latency = _update(action.latency, delta, SURF_PRECISION) if action.latency > delta else 0.0
-                if action.latency <= 0.0:
-                    action.penalty = 1.0  # transfers from the next solve
-            action.remains = _update(action.remains, action.rate * delta, MAXMIN_PRECISION * SURF_PRECISION)
-            if action.max_duration != -1.0:
-                action.max_duration = _update(action.max_duration, delta, SURF_PRECISION)
-            if (action.remains <= 0 and action.penalty > 0) or (action.max_duration != -1.0
-                                                                  and action.max_duration <= 0):
-                done.append(action)
+        done: list[tuple[int, Any]] = []
+        if comms:
+            for action in comms:
+                if action.latency > 0:
+                    action.latency = _update(action.latency, delta, SURF_PRECISION) if action.latency > delta else 0.0
+                    if action.latency <= 0.0:
+                        action.penalty = 1.0  # transfers from the next solve
+                action.remains = _update(action.remains, action.rate * delta, MAXMIN_PRECISION * SURF_PRECISION)
+                if action.remains <= 0 and action.penalty > 0:
+                    done.append((action.seq, action))
+            if done:
+                self._comms = [action for action in comms if not (action.remains <= 0 and action.penalty > 0)]
+        if left:
+            # SimGrid's double_update of every sleep's max_duration: a remainder below 1e-9 ends it
+            left = [value - delta for value in left]
+            if min(left) < SURF_PRECISION:
+                keep = [i for i, value in enumerate(left) if value >= SURF_PRECISION]
+                done += [(self._sleep_seq[i], self._sleepers[i]) for i, value in enumerate(left)
+                         if value < SURF_PRECISION]
+                self._sleepers = [self._sleepers[i] for i in keep]
+                self._sleep_seq = [self._sleep_seq[i] for i in keep]
+                left = [left[i] for i in keep]
+            self._sleep_left = left
         if done:
-            ended = {id(action) for action in done}
-            self._actions = [action for action in actions if id(action) not in ended]
-            for action in done:  # in creation order
-                if action.comm is not None:
-                    comm = action.comm
+            if len(done) > 1:
+                done.sort(key=lambda item: item[0])  # in creation order
+            for _, what in done:
+                if isinstance(what, Action):
+                    comm = what.comm
                     comm.done = True
                     for waiter in comm.waiters:  # in the order they waited
                         if waiter.alive:
                             self._wake(waiter, comm.payload)
                     comm.waiters = []
-                elif action.sleeper is not None and action.sleeper.alive:
-                    self._wake(action.sleeper)
+                elif what.alive:
+                    self._wake(what)
         return True
 
     def run(self) -> None:

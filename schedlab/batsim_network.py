@@ -14,6 +14,7 @@ What the model does not cover is refused with one line naming the element (docs/
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +48,12 @@ def l07_route(links: list[Link], latency_s: float) -> Route:
     links, L07 has nothing to transfer (L07Action sets remains to 0): only the latency is left."""
     if not links:
         return Route(latency_s, float("inf"))
-    rate = min(link.bandwidth_bytes_per_s for link in links)
+    crossings = Counter(link.name for link in links)  # a shared link crossed twice gives half
+    rate = min(link.bandwidth_bytes_per_s / (1 if link.fatpipe else crossings[link.name]) for link in links)
+    if rate <= 0:
+        slow = min(links, key=lambda link: link.bandwidth_bytes_per_s)
+        raise Unmodelled(f"link {slow.name!r} has no bandwidth: a message through it would never arrive",
+                         f'id="{slow.name}"')
     if latency_s > 0:
         rate = min(rate, TCP_GAMMA / (2.0 * latency_s))
     return Route(latency_s, rate)

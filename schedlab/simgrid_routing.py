@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 LOOPBACK_BANDWIDTH = 10e9  # network/loopback-bw default (bytes/s)
 LOOPBACK_LATENCY = 0.0  # network/loopback-lat default (s)
-ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "Vivaldi")
+ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "Vivaldi")  # SimGrid matches them in any case
 
 _BANDWIDTH_UNITS = {
     "bps": 1 / 8, "kbps": 1e3 / 8, "Mbps": 1e6 / 8, "Gbps": 1e9 / 8, "Tbps": 1e12 / 8,
@@ -36,7 +36,7 @@ _LATENCY_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m"
                   "d": 86400.0, "w": 604800.0}
 #: attributes that make SimGrid change a resource over time, or routes this model does not build
 _TRACES = ("bandwidth_file", "latency_file", "state_file", "availability_file", "speed_file")
-_REFUSED_CLUSTER_ATTRIBUTES = ("topology", "topo_parameters", "limiter_link", *_TRACES)
+_REFUSED_CLUSTER_ATTRIBUTES = ("topology", "topo_parameters", *_TRACES)
 
 
 class Unmodelled(Exception):
@@ -52,9 +52,10 @@ class Link:
     name: str
     bandwidth_bytes_per_s: float
     latency_s: float
+    fatpipe: bool = False  # a FATPIPE link bounds a flow once however often the route crosses it
 
 
-LOOPBACK = Link("__loopback__", LOOPBACK_BANDWIDTH, LOOPBACK_LATENCY)
+LOOPBACK = Link("__loopback__", LOOPBACK_BANDWIDTH, LOOPBACK_LATENCY, fatpipe=True)
 
 
 def value(text: str, units: dict[str, float], default_unit: str, what: str) -> float:
@@ -128,6 +129,7 @@ class Routing:
     # ------------------------------------------------------------------ reading
     def _zone(self, element: ET.Element, parent: Zone | None) -> Zone:
         zone_id, routing = element.get("id", ""), element.get("routing", "")
+        routing = next((known for known in ROUTINGS if known.lower() == routing.lower()), routing)
         if routing not in ROUTINGS:
             raise Unmodelled(f"zone {zone_id!r}: routing {routing!r} is not modelled by --timing batsim "
                              f"(modelled: {', '.join(ROUTINGS)})", f'routing="{routing}"')
@@ -148,12 +150,8 @@ class Routing:
                 self._link(child)
             elif tag in ("route", "zoneRoute", "ASroute"):
                 self._route(child, zone)
-            elif tag in ("prop", "config"):
-                continue
-            elif tag == "host_link" and zone.routing == "Vivaldi":
-                host = child.get("id", "")
-                zone.up[host] = [self._directed(child.get("up", ""), "UP", "host_link")]
-                zone.down[host] = [self._directed(child.get("down", ""), "DOWN", "host_link")]
+            elif tag in ("prop", "config") or (tag == "host_link" and zone.routing == "Vivaldi"):
+                continue  # SimGrid reads host_links in Cluster zones only
             else:
                 raise Unmodelled(f"<{tag}> is not modelled by --timing batsim", f"<{tag}")
         if zone.children and zone.routing == "Vivaldi":
@@ -214,8 +212,12 @@ class Routing:
         bw, lat = bandwidth(element.get("bandwidth", "0")), latency(element.get("latency", "0"))
         if name in self.links:
             raise Unmodelled(f"two links named {name!r}", f'id="{name}"')
-        self.links[name] = ((Link(f"{name}_UP", bw, lat), Link(f"{name}_DOWN", bw, lat))
-                            if policy == "SPLITDUPLEX" else Link(name, bw, lat))
+        if policy == "SPLITDUPLEX":
+            up, down = Link(f"{name}_UP", bw, lat), Link(f"{name}_DOWN", bw, lat)
+            self.links[name] = (up, down)
+            self.links[up.name], self.links[down.name] = up, down  # each may also be named on its own
+        else:
+            self.links[name] = Link(name, bw, lat, fatpipe=policy == "FATPIPE")
 
     def _directed(self, name: str, direction: str | None, where: str) -> Link:
         link = self.links.get(name)
@@ -243,7 +245,13 @@ class Routing:
         if zone.routing == "Vivaldi":
             raise Unmodelled(f"{where}: routes in a Vivaldi zone are not modelled", f'src="{src}"')
         self._add(zone, src, dst, ZoneRoute(forward, gw_src, gw_dst))
-        if element.get("symmetrical", "YES").upper() in ("YES", "TRUE"):
+        symmetrical = element.get("symmetrical", "YES").upper() in ("YES", "TRUE")
+        if symmetrical and src == dst:
+            if zone.routing != "Full":  # SimGrid asserts (Floyd) or crashes (Dijkstra)
+                raise Unmodelled(f"{where}: a route to itself needs symmetrical=\"NO\" in a {zone.routing} zone",
+                                 f'src="{src}"')
+            symmetrical = False  # FullZone adds no reverse of a route to itself
+        if symmetrical:
             flipped = {"UP": "DOWN", "DOWN": "UP"}
             backward = [self._directed(name, flipped.get(direction or "", direction), where)
                         for name, direction in reversed(contents)]
@@ -251,10 +259,9 @@ class Routing:
 
     @staticmethod
     def _add(zone: Zone, src: str, dst: str, route: ZoneRoute, symmetric: bool = False) -> None:
-        if (src, dst) in zone.table:
-            if symmetric:
-                return
-            raise Unmodelled(f"zone {zone.id!r}: two routes from {src} to {dst}", f'src="{src}"')
+        if (src, dst) in zone.table:  # SimGrid's assertion: declare one of them symmetrical="NO"
+            raise Unmodelled(f"zone {zone.id!r}: two routes from {src} to {dst}" +
+                             (" (the other one is symmetrical)" if symmetric else ""), f'src="{dst}"')
         zone.table[(src, dst)] = route
         zone.edges.append((src, dst))
 
@@ -273,9 +280,11 @@ class Routing:
         backbone: list[Link] = []
         if element.get("bb_bw") is not None or element.get("bb_lat") is not None:
             link = Link(f"{cluster_id}_backbone", bandwidth(element.get("bb_bw") or "0"),
-                        latency(element.get("bb_lat") or "0"))
+                        latency(element.get("bb_lat") or "0"),
+                        fatpipe=element.get("bb_sharing_policy", "SHARED") == "FATPIPE")
             if link.bandwidth_bytes_per_s > 0 or link.latency_s > 0:
                 backbone = [link]
+        limiter = element.get("limiter_link")
         loopback_bw, loopback_lat = element.get("loopback_bw"), element.get("loopback_lat")
         prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
         roles = host_roles(element)
@@ -286,18 +295,18 @@ class Routing:
                 self._point(host, zone)
                 zone.hosts.append(host)
                 self.host_roles[host] = roles
-                own = f"{cluster_id}_{host}"
+                own = f"{cluster_id}_link_{number}"  # sg_platf_new_cluster_flat's names
                 if policy == "SPLITDUPLEX":
                     up, down = Link(f"{own}_UP", bw, lat), Link(f"{own}_DOWN", bw, lat)
                 else:
-                    up = down = Link(own, bw, lat)
-                zone.up[host], zone.down[host] = [up, *backbone], [*backbone, down]
+                    up = down = Link(own, bw, lat, fatpipe=policy == "FATPIPE")
+                limiters = [Link(f"{own}_limiter", bandwidth(limiter), 0.0)] if limiter else []
+                zone.up[host], zone.down[host] = [*limiters, up, *backbone], [*backbone, down, *limiters]
                 if loopback_bw is not None or loopback_lat is not None:
                     zone.loopback[host] = [Link(f"{own}_loopback", bandwidth(loopback_bw or "0"),
-                                                latency(loopback_lat or "0"))]
+                                                latency(loopback_lat or "0"), fatpipe=True)]
         router = element.get("router_id") or f"{prefix}{cluster_id}_router{suffix}"
-        self._point(router, zone)
-        zone.up[router], zone.down[router] = list(backbone), list(backbone)
+        self._point(router, zone)  # no links of its own: host -> router is the host's way up
         zone.gateway = router
 
     # ------------------------------------------------------------------ routes

@@ -37,7 +37,8 @@ PLATFORMS = {
         "small_platform", "small_platform_pfs0", "small_platform_usage_replay")},
     **{f"energy_platform_homogeneous_no_net_{n}": SHARED_PLATFORMS / f"energy_platform_homogeneous_no_net_{n}.xml"
        for n in (128, 256, 512)},
-    **{name: HAND_MADE / f"{name}.xml" for name in ("star", "two_level_tree", "cores4")},
+    **{name: HAND_MADE / f"{name}.xml" for name in ("star", "two_level_tree", "cores4", "mesh_floyd", "mesh_dijkstra",
+                                                    "vivaldi", "clusters")},
 }
 #: Batsim 4.2.1's examples that real Batsim does not run (docs/design.md's table says why)
 NOT_LOADED = ("cluster_locality_4x128", "cluster_locality_8x16", "cluster_locality_8x64", "cluster_locality_32x16",

@@ -421,3 +421,20 @@ def test_shortest_routes_count_links_not_hops(tmp_path, routing):
 </zone></platform>
 """)
     assert message_routes(path).resources[0].latency_s == pytest.approx(2e-3, abs=1e-15)
+
+
+def test_a_shared_link_crossed_twice_halves_the_rate_and_a_fatpipe_does_not(tmp_path):
+    """L07 expands a flow's variable once per crossing: a SHARED link crossed twice bounds it at half
+    its bandwidth, a FATPIPE link at its bandwidth (checked on SimGrid 3.32 itself; real Batsim's
+    jobs.csv on mesh_*.xml cannot see a 8 ns difference)."""
+    mesh = message_routes(HAND_MADE / "mesh_floyd.xml")
+    assert mesh.resources[6].rate_bytes_per_s == 1e9 / 8 / 2  # h6: "twice" (1 Gbps) twice
+    path = tmp_path / "p.xml"
+    path.write_text("""<?xml version='1.0'?>
+<platform version="4.1"><zone id="z" routing="Full">
+  <host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/>
+  <link id="f" bandwidth="1GBps" latency="1us" sharing_policy="FATPIPE"/>
+  <route src="a" dst="master_host"><link_ctn id="f"/><link_ctn id="f"/></route>
+</zone></platform>
+""")
+    assert message_routes(path).resources[0] == Route(2e-6, 1e9)
