@@ -434,33 +434,35 @@ class Routing:
 
 
 def _floyd_tables(zone: Zone) -> tuple[list[list[int]], dict[tuple[int, int], ZoneRoute]]:
-    """FloydZone::do_seal: costs in links, predecessors; the loopback on the diagonal of a zone of hosts."""
+    """FloydZone::do_seal: integer costs in links, predecessors; the loopback on the diagonal of a
+    zone of hosts. SimGrid's triple loop (intermediate outermost, strict improvements) done a row
+    of intermediates at a time: row and column c do not change while c is the intermediate."""
+    import numpy as np
+
     size = len(zone.points)
     index = {name: i for i, name in enumerate(zone.points)}
-    infinity = float("inf")
-    cost = [[infinity] * size for _ in range(size)]
-    predecessor = [[-1] * size for _ in range(size)]
+    never = np.iinfo(np.int64).max // 4  # SimGrid's ULONG_MAX: no route yet
+    cost = np.full((size, size), never, dtype=np.int64)
+    predecessor = np.full((size, size), -1, dtype=np.int64)
     routes: dict[tuple[int, int], ZoneRoute] = {}
     for (src, dst), route in zone.table.items():
         a, b = index[src], index[dst]
         routes[(a, b)] = route
-        predecessor[a][b] = a
-        cost[a][b] = float(len(route.links))
+        predecessor[a, b] = a
+        cost[a, b] = len(route.links)
     if zone.base:
         for i in range(size):
             if (i, i) not in routes:
                 routes[(i, i)] = ZoneRoute([LOOPBACK])
-                predecessor[i][i] = i
-                cost[i][i] = 1.0
+                predecessor[i, i] = i
+                cost[i, i] = 1
     for c in range(size):
-        for a in range(size):
-            if cost[a][c] == infinity:
-                continue
-            for b in range(size):
-                if cost[c][b] < infinity and (cost[a][b] == infinity or cost[a][c] + cost[c][b] < cost[a][b]):
-                    cost[a][b] = cost[a][c] + cost[c][b]
-                    predecessor[a][b] = predecessor[c][b]
-    return predecessor, routes
+        through = cost[:, c, None] + cost[None, c, :]
+        better = ((cost[:, c, None] < never) & (cost[None, c, :] < never)
+                  & ((cost == never) | (through < cost)))
+        cost = np.where(better, through, cost)
+        predecessor = np.where(better, predecessor[None, c, :], predecessor)
+    return predecessor.tolist(), routes
 
 
 def _dijkstra_graph(zone: Zone) -> tuple[dict[str, int], list[list[int]], dict[tuple[int, int], ZoneRoute]]:

@@ -70,7 +70,7 @@ def load_record(name: str) -> dict:
         return json.load(handle)
 
 
-def _real_run(scratch: Path, platform: Path, workload: Path, argv: list[str], batsim: str) -> str:
+def real_run(scratch: Path, platform: Path, workload: Path, argv: list[str], batsim: str) -> str:
     from schedlab.protocol.client import free_loopback_port
 
     port = free_loopback_port()
@@ -99,7 +99,7 @@ def record(name: str, batsim: str) -> None:
             workload = Path(scratch) / f"{kind}.json"
             workload.write_text(text)
             for scheduler in SCHEDULERS:
-                runs[f"{kind}/{scheduler}"] = {"workload_sha256": sha256(text), "jobs_csv": _real_run(
+                runs[f"{kind}/{scheduler}"] = {"workload_sha256": sha256(text), "jobs_csv": real_run(
                     Path(scratch), platform, workload, serve_argv(scheduler), batsim)}
     RECORDS.mkdir(parents=True, exist_ok=True)
     body = json.dumps({"platform": name, "batsim": "4.2.1", "nb_resources": nb_resources, "runs": runs},
