@@ -244,6 +244,12 @@ class Routing:
             raise Unmodelled(f"{where}: a zoneRoute needs gw_src and gw_dst", f'src="{src}"')
         if zone.routing == "Vivaldi":
             raise Unmodelled(f"{where}: routes in a Vivaldi zone are not modelled", f'src="{src}"')
+        for end in (src, dst):  # SimGrid's add_route_check_params: the ends are this zone's
+            if self.owner.get(end) is not zone:
+                raise Unmodelled(f"{where}: {end!r} is not a netpoint of zone {zone.id!r}", f'src="{src}"')
+        for gateway in (gw_src, gw_dst):
+            if gateway is not None and gateway not in self.owner:
+                raise Unmodelled(f"{where}: unknown gateway {gateway!r}", f'"{gateway}"')
         self._add(zone, src, dst, ZoneRoute(forward, gw_src, gw_dst))
         symmetrical = element.get("symmetrical", "YES").upper() in ("YES", "TRUE")
         if symmetrical and src == dst:

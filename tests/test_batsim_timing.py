@@ -72,6 +72,9 @@ def test_routes_of_the_platforms_are_batsims(path):
     ('<zone id="z" routing="Full"><zone id="x" routing="Full"><host id="master_host" speed="1Gf"/></zone>\n'
      '<zone id="y" routing="Full"><host id="a" speed="1Gf"/></zone></zone>', "no zoneRoute:3"),
     ('<zone id="z" routing="None"><host id="master_host" speed="1Gf"/></zone>', "routing 'None'"),
+    ('<zone id="z" routing="Floyd"><host id="master_host" speed="1Gf"/><link id="l" bandwidth="1GBps" '
+     'latency="1us"/>\n<route src="master_host" dst="nowhere"><link_ctn id="l"/></route></zone>',
+     "'nowhere' is not a netpoint of zone 'z':4"),
 ])
 def test_what_is_not_modelled_is_refused_with_its_line(tmp_path, xml, words):
     path = tmp_path / "p.xml"
