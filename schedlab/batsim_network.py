@@ -13,13 +13,13 @@ What the model does not cover is refused with one line naming the element (docs/
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from schedlab.errors import InputError
-from schedlab.simgrid_routing import Link, Routing, Unmodelled
+from schedlab.simgrid_routing import Routing
+from schedlab.simgrid_zones import Link, Unmodelled, Zones, parse_xml
 
 TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default (bytes), bounding a flow's rate
 DEFAULT_MASTER_HOST = "master_host"
@@ -43,7 +43,7 @@ class MessageRoutes:
     resources: tuple[Route, ...]
 
 
-def l07_route(links: list[Link], latency_s: float) -> Route:
+def l07_route(links: list[Link], latency_s: float, link_lines: dict[str, int | None] | None = None) -> Route:
     """A lone 1-byte flow under ptask_L07: bounded by its slowest link and by TCP gamma. Without
     links, L07 has nothing to transfer (L07Action sets remains to 0): only the latency is left."""
     if not links:
@@ -53,7 +53,7 @@ def l07_route(links: list[Link], latency_s: float) -> Route:
     if rate <= 0:
         slow = min(links, key=lambda link: link.bandwidth_bytes_per_s)
         raise Unmodelled(f"link {slow.name!r} has no bandwidth: a message through it would never arrive",
-                         f'id="{slow.name}"')
+                         (link_lines or {}).get(slow.name))
     if latency_s > 0:
         rate = min(rate, TCP_GAMMA / (2.0 * latency_s))
     return Route(latency_s, rate)
@@ -64,32 +64,36 @@ def l07_route(links: list[Link], latency_s: float) -> Route:
 _CONFIG_WITHOUT_TIMING = ("contexts/", "debug/", "exception/", "tracing", "path")
 
 
-def _parse(root: ET.Element, master_host: str) -> MessageRoutes:
+def _parse(text: str, master_host: str) -> MessageRoutes:
+    root, lines = parse_xml(text)
     for config in root.iter("config"):
         for prop in config.iter("prop"):
             name = prop.get("id", "")
             if not name.startswith(_CONFIG_WITHOUT_TIMING):
                 raise Unmodelled(f"<config> prop {name!r} may change SimGrid's timing and is not modelled by "
-                                 "--timing batsim", f'id="{name}"')
-    routing = Routing(root)
-    hosts = routing.host_roles
-    masters = [h for h, roles in hosts.items() if "master" in roles or h == master_host]
+                                 "--timing batsim", lines.get(prop))
+    zones = Zones(root, lines)
+    roles = zones.host_roles
+    if roles.get(master_host) is not None:  # Batsim makes it "ROLE,master" and aborts
+        raise Unmodelled(f"{master_host!r} has a role prop: Batsim 4.2.1 refuses a role on its master host "
+                         f"(it adds 'master' itself)", zones.host_lines[master_host])
+    masters = [h for h, role in roles.items() if role == "master" or h == master_host]
     if len(masters) != 1:
-        raise Unmodelled(f"--timing batsim needs exactly one master host, found {len(masters)}", "master")
+        raise Unmodelled(f"--timing batsim needs exactly one master host (role master, or named {master_host}), "
+                         f"found {len(masters)}", zones.host_lines.get(masters[1]) if masters[1:] else None)
     master = masters[0]
-    compute = sorted(h for h, roles in hosts.items() if h != master and "storage" not in roles)
-    return MessageRoutes(l07_route(*routing.route(master, master)),
-                         tuple(l07_route(*routing.route(host, master)) for host in compute))
+    compute = sorted(h for h, role in roles.items() if h != master and role != "storage")
+    routing = Routing(zones)
+    return MessageRoutes(l07_route(*routing.route(master, master), zones.link_lines),
+                         tuple(l07_route(*routing.route(host, master), zones.link_lines) for host in compute))
 
 
 def message_routes(path: str | Path, *, master_host: str = DEFAULT_MASTER_HOST) -> MessageRoutes:
     """The routes of `path`'s platform, or InputError (file, line) for what is not modelled."""
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     try:
-        return _parse(ET.fromstring(text.lstrip()), master_host)
+        return _parse(text, master_host)
     except Unmodelled as exc:
-        index = text.find(exc.needle) if exc.needle else -1
-        line = text.count("\n", 0, index) + 1 if index >= 0 else None
-        raise InputError(str(exc), path=str(path), line=line) from None
-    except (ET.ParseError, ValueError) as exc:
+        raise InputError(str(exc), path=str(path), line=exc.line) from None
+    except ValueError as exc:
         raise InputError(f"cannot read the platform for --timing batsim: {exc}", path=str(path)) from None

@@ -68,7 +68,7 @@ def test_routes_of_the_platforms_are_batsims(path):
     ('<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/>\n'
      '<link id="l" bandwidth="1GBps" latency="1us" bandwidth_file="bw.txt"/></zone>', "bandwidth_file:4"),
     ('<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/><zone id="y" routing="Full">'
-     '<host id="a" speed="1Gf"/></zone></zone>', "both hosts and sub-zones"),
+     '<host id="a" speed="1Gf"/></zone></zone>', "both sub-zones and hosts"),
     ('<zone id="z" routing="Full"><zone id="x" routing="Full"><host id="master_host" speed="1Gf"/></zone>\n'
      '<zone id="y" routing="Full"><host id="a" speed="1Gf"/></zone></zone>', "no zoneRoute:3"),
     ('<zone id="z" routing="None"><host id="master_host" speed="1Gf"/></zone>', "routing 'None'"),
@@ -85,22 +85,37 @@ def test_what_is_not_modelled_is_refused_with_its_line(tmp_path, xml, words):
     assert words in str(caught.value) and f"p.xml:{line or 3}:" in str(caught.value)
 
 
-def test_harmless_config_and_role_lists_are_read_as_batsim_does(tmp_path):
-    """A stack-size <config> changes no time; roles are comma-separated lists, as in
-    schedlab.platform (a 'master,storage' host is the master, not a compute resource)."""
+def platform_with_master_role(tmp_path, role: str) -> Path:
     path = tmp_path / "p.xml"
     path.write_text("<?xml version='1.0'?>\n<platform version=\"4.1\">\n"
                     '  <config id="General"><prop id="contexts/stack-size" value="16"/></config>\n'
                     '  <zone id="z" routing="Full">\n'
-                    '    <cluster id="m" prefix="master_host" suffix="" radical="0" speed="1Gf" bw="1GBps" lat="1us">'
-                    '<prop id="role" value="storage, master"/></cluster>\n'
+                    f'    <cluster id="m" prefix="m" suffix="" radical="0" speed="1Gf" bw="1GBps" lat="1us">'
+                    f'<prop id="role" value="{role}"/></cluster>\n'
                     '    <cluster id="c" prefix="h" suffix="" radical="0-3" speed="1Gf" bw="1GBps" lat="1us"/>\n'
                     '    <link id="l" bandwidth="1GBps" latency="1us"/>\n'
-                    '    <zoneRoute src="c" dst="m" gw_src="hc_router" gw_dst="master_hostm_router">'
+                    '    <zoneRoute src="c" dst="m" gw_src="hc_router" gw_dst="mm_router">'
                     '<link_ctn id="l"/></zoneRoute>\n'
                     "  </zone>\n</platform>\n")
+    return path
+
+
+def test_roles_are_read_as_batsim_does(tmp_path):
+    """A stack-size <config> changes no time; a `role` prop holds one role (Batsim 4.2.1's
+    permissions.cpp aborts on a list), and Batsim adds `master` itself to the host named
+    master_host, so a role prop there makes it abort too."""
+    path = platform_with_master_role(tmp_path, "master")
     routes = message_routes(path)
     assert len(routes.resources) == load_platform(path).nb_resources == 4
+    with pytest.raises(InputError, match="takes one of") as caught:
+        message_routes(platform_with_master_role(tmp_path, "storage, master"))
+    assert "p.xml:5:" in str(caught.value)
+    path.write_text("<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
+                    '<host id="a" speed="1Gf"/>\n<host id="master_host" speed="1Gf"><prop id="role" value="master"/>'
+                    "</host>\n</zone></platform>\n")
+    with pytest.raises(InputError, match="role prop") as caught:
+        message_routes(path)
+    assert "p.xml:4:" in str(caught.value)
 
 
 def test_the_python_api_needs_a_platform_file():
