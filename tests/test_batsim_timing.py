@@ -55,6 +55,10 @@ def test_routes_of_the_platforms_are_batsims(path):
     assert len(routes.resources) == load_platform(path).nb_resources
 
 
+TWO_HOSTS = ('<host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" '
+             'latency="1us"/>')
+
+
 @pytest.mark.parametrize(("xml", "words"), [
     ('<zone id="z" routing="Cluster"><cabinet id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" '
      'lat="1us"/></zone>', "routing 'Cluster'"),
@@ -75,6 +79,30 @@ def test_routes_of_the_platforms_are_batsims(path):
     ('<zone id="z" routing="Floyd"><host id="master_host" speed="1Gf"/><link id="l" bandwidth="1GBps" '
      'latency="1us"/>\n<route src="master_host" dst="nowhere"><link_ctn id="l"/></route></zone>',
      "'nowhere' is not a netpoint of zone 'z':4"),
+    ('<zone id="z" routing="Wifi"><host id="master_host" speed="1Gf"/></zone>', "routing 'Wifi'"),
+    (f'<zone id="z" routing="Full">{TWO_HOSTS}\n<bypassRoute src="a" dst="master_host"><link_ctn id="l"/>'
+     '</bypassRoute></zone>', "<bypassRoute>:4"),
+    ('<zone id="z" routing="Full">\n<include file="other.xml"/></zone>', "<include>:4"),
+    ('<zone id="z" routing="Vivaldi"><host id="master_host" speed="1Gf" coordinates="0 0 0"/>\n'
+     '<peer id="p" coordinates="1 1 1" speed="1Gf" bw_in="1GBps" bw_out="1GBps"/></zone>', "<peer>:4"),
+    (f'<zone id="z" routing="Full">{TWO_HOSTS}<route src="a" dst="master_host"><link_ctn id="l"/></route>\n'
+     '<route src="master_host" dst="a"><link_ctn id="l"/></route></zone>', "two routes:4"),
+    (f'<zone id="z" routing="Full">{TWO_HOSTS}\n<route src="a" dst="master_host"></route></zone>', "empty route:4"),
+    (f'<zone id="z" routing="Full">{TWO_HOSTS}\n<route src="a" dst="master_host"><link_ctn id="l" '
+     'direction="UP"/></route></zone>', "not split-duplex:4"),
+    ('<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/>\n'
+     '<link id="l" bandwidth="0" latency="1us"/><route src="a" dst="master_host"><link_ctn id="l"/></route>'
+     '</zone>', "no bandwidth:4"),
+    ('<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/>\n<host id="b" speed="1Gf">'
+     '<prop id="role" value="master"/></host></zone>', "exactly one master host:4"),
+    (f'<zone id="z" routing="Full"><zone id="x" routing="Full">{TWO_HOSTS}</zone>'
+     '<zone id="y" routing="Full"><host id="b" speed="1Gf"/></zone>\n'
+     '<zoneRoute src="x" dst="y" gw_src="b" gw_dst="a"><link_ctn id="l"/></zoneRoute></zone>',
+     "gateway 'b' is no host or router of zone 'x':4"),
+    (f'<zone id="z" routing="Full"><zone id="x" routing="Full">{TWO_HOSTS}</zone>'
+     '<zone id="y" routing="Full"><host id="b" speed="1Gf"/></zone>\n'
+     '<zoneRoute src="x" dst="y" gw_src="a" gw_dst="a"><link_ctn id="l"/></zoneRoute></zone>',
+     "gateway 'a' is no host or router of zone 'y':4"),
 ])
 def test_what_is_not_modelled_is_refused_with_its_line(tmp_path, xml, words):
     path = tmp_path / "p.xml"
@@ -456,3 +484,45 @@ def test_a_shared_link_crossed_twice_halves_the_rate_and_a_fatpipe_does_not(tmp_
 </zone></platform>
 """)
     assert message_routes(path).resources[0] == Route(2e-6, 1e9)
+
+
+def test_the_line_named_is_the_element_at_fault(tmp_path):
+    """Lines come from the parser, not from searching the text: a second link of the same name is
+    reported at its own line, and an attribute's name inside an earlier comment misleads nothing."""
+    path = tmp_path / "p.xml"
+    path.write_text("<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
+                    "<!-- state_file=\"x\" -->\n"
+                    '<host id="master_host" speed="1Gf"/>\n<link id="l" bandwidth="1GBps" latency="1us"/>\n'
+                    '<link id="l" bandwidth="2GBps" latency="1us"/>\n</zone></platform>\n')
+    with pytest.raises(InputError, match="two links named 'l'") as caught:
+        message_routes(path)
+    assert caught.value.line == 6
+
+
+def test_what_simgrid_reads_differently_from_the_words(tmp_path):
+    """A FULLDUPLEX cluster is split-duplex (master to itself: up, backbone, down), routing names
+    are matched in any case (DijkstraCache, full), and a host_link in a Vivaldi zone is ignored."""
+    path = tmp_path / "p.xml"
+    cluster = ('<cluster id="c" prefix="h" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="10us" '
+               'bb_bw="1GBps" bb_lat="100us" sharing_policy="{}"/>')
+    for policy, master in (("FULLDUPLEX", 120e-6), ("SHARED", 110e-6)):
+        path.write_text("<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"full\">"
+                        + cluster.format(policy).replace('radical="0-1"', 'radical="0-1" ') +
+                        "</zone></platform>\n")
+        routes = message_routes(path, master_host="h0")
+        assert routes.master.latency_s == pytest.approx(master, abs=1e-18)
+    path.write_text("""<?xml version='1.0'?>
+<platform version="4.1"><zone id="z" routing="DijkstraCache">
+  <host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="7us"/>
+  <route src="a" dst="master_host"><link_ctn id="l"/></route>
+</zone></platform>
+""")
+    assert message_routes(path).resources[0].latency_s == 7e-6
+    path.write_text("""<?xml version='1.0'?>
+<platform version="4.1"><zone id="z" routing="Vivaldi">
+  <host id="master_host" speed="1Gf" coordinates="0 0 0"/><host id="a" speed="1Gf" coordinates="3 4 0"/>
+  <link id="up" bandwidth="1GBps" latency="1ms"/><link id="down" bandwidth="1GBps" latency="1ms"/>
+  <host_link id="a" up="up" down="down"/>
+</zone></platform>
+""")
+    assert message_routes(path).resources[0] == Route(0.005, float("inf"))  # 5 ms of distance, no link
