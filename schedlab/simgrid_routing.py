@@ -97,9 +97,8 @@ class Routing:
     def _floyd(self, zone: Zone, src: str, dst: str) -> ZoneRoute:
         tables = zone.cache.get("floyd")
         if tables is None:
-            tables = zone.cache["floyd"] = _floyd_tables(zone)
-        index = {name: i for i, name in enumerate(zone.points)}
-        predecessor, routes = tables
+            tables = zone.cache["floyd"] = (*_floyd_tables(zone), {name: i for i, name in enumerate(zone.points)})
+        predecessor, routes, index = tables
         stack = []
         current, start = index[dst], index[src]
         while True:
