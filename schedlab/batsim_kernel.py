@@ -154,6 +154,7 @@ class Kernel:
                 comm.waiters.append(actor)
                 actor.blocked_on = comm
         elif kind == "sleep":
+            assert call[1] > 0, "sleep_for skips sleeps of no time, as s4u does"  # type: ignore[index]
             self._seq += 1
             self._sleepers.append(actor)
             self._sleep_left.append(call[1])  # type: ignore[index]
