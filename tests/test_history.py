@@ -133,7 +133,7 @@ CONFIGS = [("fcfs", {}), ("easy", {}), ("easy-sjbf", {}), ("easy", {"reservation
            ("diws", {"learner": "user-last2"}), ("diws", {"learner": "user-last2", "overrun": "tsafrir"}),
            ("diws", {"learner": "user-last2", "aging_s": "20"}),
            ("easy-pp", {"predictor": "user-last2", "correction": "power", "backfill": "sjbf"}),
-           ("easy-pp", {"predictor": "adaboost", "refit_s": "15"}),
+           ("easy-pp", {"predictor": "adaboost", "refit_s": "30"}),
            ("hybrid", {"predictor": "user-last2", "step2_order": "sjbf", "retrain": "20", "reliability": "dt",
                        "threshold": "0.2"}),
            ("fcfs-bf1", {"predictor": "user-last"})]

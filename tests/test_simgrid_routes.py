@@ -193,7 +193,7 @@ def compare(oracle: Path, path: Path, to_master: bool = False) -> int:
     return len(pairs)
 
 
-@pytest.mark.parametrize("seed", range(200 if THOROUGH else 30))
+@pytest.mark.parametrize("seed", range(200 if THOROUGH else 15))
 def test_random_platforms_route_as_simgrid(oracle, tmp_path, seed):
     path = tmp_path / f"random{seed}.xml"
     path.write_text(_Platform(random.Random(seed)).xml())
