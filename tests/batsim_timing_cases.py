@@ -29,7 +29,7 @@ HAND_MADE = TESTS / "data" / "batsim-timing" / "platforms"
 SHARED_PLATFORMS = TESTS.parents[1] / "shared" / "data" / "batsim" / "v4.2.1" / "platforms"
 
 #: name -> path: Batsim 4.2.1's example platforms that real Batsim loads (the small ones shipped in
-#: tests/data, the three large Vivaldi ones read from ../shared), and three hand-made ones
+#: tests/data, the three large Vivaldi ones read from ../shared), and seven hand-made ones
 PLATFORMS = {
     **{name: SHIPPED / f"{name}.xml" for name in (
         "cluster512", "cluster512_pfs", "cluster_energy_128", "energy_platform", "energy_platform_homogeneous",
