@@ -62,8 +62,8 @@ def test_platforms_real_batsim_refuses_are_refused_with_their_line(name):
 
 
 @pytest.mark.batsim
-@pytest.mark.parametrize("name", ["mesh_dijkstra", "vivaldi", *(pytest.param(name, marks=pytest.mark.slow)
-                                                             for name in ("star", "properties_example"))])
+@pytest.mark.parametrize("name", ["vivaldi", *(pytest.param(name, marks=pytest.mark.slow)
+                                              for name in ("star", "properties_example", "mesh_dijkstra"))])
 def test_the_records_are_what_real_batsim_prints(tmp_path, name):
     """The recorded outputs are real Batsim's: a rerun of one case per platform gives them again."""
     from tests.batsim_timing_cases import real_run, serve_argv
