@@ -43,7 +43,7 @@ class _Platform:
     """A random platform, written in the order SimGrid's DTD wants."""
 
     def __init__(self, rng: random.Random) -> None:
-        self.rng, self.count, self.hosts = rng, 0, []
+        self.rng, self.count = rng, 0
 
     def name(self, stem: str) -> str:
         self.count += 1
@@ -62,11 +62,6 @@ class _Platform:
         body = "".join(self.link(links)[1] for _ in range(self.rng.randint(1, 2)))
         return f'<{tag} src="{src}" dst="{dst}"{gateways}>{body}</{tag}>'
 
-    def hosts_of(self, count: int) -> list[str]:
-        names = [self.name("h") for _ in range(count)]
-        self.hosts += names
-        return names
-
     def leaf(self) -> tuple[str, str]:
         """A zone of hosts of a random kind: its XML and a gateway (a router or host of it)."""
         rng = self.rng
@@ -82,11 +77,10 @@ class _Platform:
                 if rng.random() < 0.3 else ""))
             count = rng.randint(1, 4)
             names = [f"c{zone}-{i}.x" for i in range(count)]
-            self.hosts += names
             xml = (f'<cluster id="{zone}" prefix="c{zone}-" suffix=".x" radical="0-{count - 1}" speed="1Gf" '
                    f'bw="{rng.randint(1, 20)}Gbps" lat="{rng.randint(1, 90)}us" sharing_policy="{policy}"{extra}/>')
             return xml, rng.choice([f"c{zone}-{zone}_router.x", *names])
-        hosts, links, routes = self.hosts_of(rng.randint(1, 4)), [], []
+        hosts, links, routes = [self.name("h") for _ in range(rng.randint(1, 4))], [], []
         if kind == "Vivaldi":
             def where() -> str:
                 x, y, height = rng.uniform(-300, 300), rng.uniform(-300, 300), rng.uniform(0, 2)
