@@ -26,17 +26,25 @@ def host_roles(element: ET.Element) -> set[str]:
     return roles
 
 
-def _expand_radical(radical: str, path: str, line: int | None) -> list[int]:
+def radical_numbers(radical: str) -> list[int] | None:
+    """The host numbers of a cluster's `radical` ("0-3,7"), or None when it cannot be read."""
     numbers: list[int] = []
     for part in radical.split(","):
         match = _RADICAL_PART.match(part)
         if match is None:
-            raise InputError(f"bad cluster radical {radical!r}", path=path, line=line, field="radical")
+            return None
         first = int(match.group(1))
         last = int(match.group(2)) if match.group(2) is not None else first
         if last < first:
-            raise InputError(f"bad cluster radical {radical!r}", path=path, line=line, field="radical")
+            return None
         numbers.extend(range(first, last + 1))
+    return numbers
+
+
+def _expand_radical(radical: str, path: str, line: int | None) -> list[int]:
+    numbers = radical_numbers(radical)
+    if numbers is None:
+        raise InputError(f"bad cluster radical {radical!r}", path=path, line=line, field="radical")
     return numbers
 
 

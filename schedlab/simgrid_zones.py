@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.parsers import expat
 
+from schedlab.platform import radical_numbers
+
 LOOPBACK_BANDWIDTH = 10e9  # network/loopback-bw default (bytes/s)
 LOOPBACK_LATENCY = 0.0  # network/loopback-lat default (s)
 ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "Vivaldi")  # SimGrid matches them in any case
@@ -95,7 +97,6 @@ class Zone:
     parent: Zone | None
     line: int | None = None
     points: list[str] = field(default_factory=list)  # netpoints in declaration order: their ids
-    hosts: list[str] = field(default_factory=list)
     children: list[Zone] = field(default_factory=list)
     table: dict[tuple[str, str], ZoneRoute] = field(default_factory=dict)  # declared (and symmetric) routes
     edges: list[tuple[str, str]] = field(default_factory=list)  # in the order they were added
@@ -125,12 +126,11 @@ def parse_xml(text: str) -> tuple[ET.Element, dict[ET.Element, int]]:
     parser.StartElementHandler = start
     parser.EndElementHandler = builder.end
     stripped = text.lstrip()
+    offset = text[:len(text) - len(stripped)].count("\n")  # lines before `<?xml`
     try:
         parser.Parse(stripped, True)
     except expat.ExpatError as exc:
-        raise Unmodelled(f"malformed XML: {expat.errors.messages[exc.code]}",
-                         exc.lineno + text[:len(text) - len(stripped)].count("\n")) from None
-    offset = text[:len(text) - len(stripped)].count("\n")
+        raise Unmodelled(f"malformed XML: {expat.errors.messages[exc.code]}", exc.lineno + offset) from None
     return builder.close(), {element: line + offset for element, line in lines.items()}
 
 
@@ -229,7 +229,6 @@ class Zones:
             if element.get(attribute):
                 raise Unmodelled(f"host {name!r}: {attribute} is not modelled by --timing batsim")
         self._point(name, zone)
-        zone.hosts.append(name)
         self.host_roles[name] = self._role(element, name)
         self.host_lines[name] = self.line(element)
         if zone.routing == "Vivaldi":
@@ -351,23 +350,23 @@ class Zones:
                                                                                           or "0")
         prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
         role = self._role(element, cluster_id)
-        for part in element.get("radical", "").split(","):
-            first, _, last = part.partition("-")
-            for number in range(int(first), int(last or first) + 1):
-                host = f"{prefix}{number}{suffix}"
-                self._point(host, zone)
-                zone.hosts.append(host)
-                self.host_roles[host] = role
-                self.host_lines[host] = self.line(element)
-                own = f"{cluster_id}_link_{number}"  # sg_platf_new_cluster_flat's names
-                up, down = ((Link(f"{own}_UP", bw, lat), Link(f"{own}_DOWN", bw, lat)) if split
-                            else (Link(own, bw, lat),) * 2)
-                limiters = [Link(f"{own}_limiter", limiter, 0.0)] if limiter > 0 else []
-                zone.up[host], zone.down[host] = [*limiters, up, *backbone], [*backbone, down, *limiters]
-                if loopback_bw > 0 or loopback_lat > 0:
-                    zone.loopback[host] = [Link(f"{own}_loopback", loopback_bw, loopback_lat, fatpipe=True)]
-                for link in (up, down, *limiters, *backbone, *zone.loopback.get(host, [])):
-                    self.link_lines[link.name] = self.line(element)
+        numbers = radical_numbers(element.get("radical", ""))
+        if numbers is None:
+            raise Unmodelled(f"cluster {cluster_id!r}: bad radical {element.get('radical')!r}")
+        for number in numbers:
+            host = f"{prefix}{number}{suffix}"
+            self._point(host, zone)
+            self.host_roles[host] = role
+            self.host_lines[host] = self.line(element)
+            own = f"{cluster_id}_link_{number}"  # sg_platf_new_cluster_flat's names
+            up, down = ((Link(f"{own}_UP", bw, lat), Link(f"{own}_DOWN", bw, lat)) if split
+                        else (Link(own, bw, lat),) * 2)
+            limiters = [Link(f"{own}_limiter", limiter, 0.0)] if limiter > 0 else []
+            zone.up[host], zone.down[host] = [*limiters, up, *backbone], [*backbone, down, *limiters]
+            if loopback_bw > 0 or loopback_lat > 0:
+                zone.loopback[host] = [Link(f"{own}_loopback", loopback_bw, loopback_lat, fatpipe=True)]
+            for link in (up, down, *limiters, *backbone, *zone.loopback.get(host, [])):
+                self.link_lines[link.name] = self.line(element)
         router = element.get("router_id") or f"{prefix}{cluster_id}_router{suffix}"
         self._point(router, zone)  # no links of its own: host -> router is the host's way up
         zone.gateway = router
