@@ -14,7 +14,6 @@ import argparse
 import gzip
 import hashlib
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -70,27 +69,16 @@ def load_record(name: str) -> dict:
         return json.load(handle)
 
 
-def real_run(scratch: Path, platform: Path, workload: Path, argv: list[str], batsim: str) -> str:
-    from schedlab.protocol.client import free_loopback_port
+def real_run(scratch: Path, platform: Path, workload: Path, scheduler: str) -> str:
+    """Real Batsim's jobs.csv with `schedlab serve SCHEDULER` deciding (tests/test_real_batsim.py's runner)."""
+    from tests.test_real_batsim import run_real_batsim
 
-    port = free_loopback_port()
-    out = scratch / "out"
-    with (scratch / "sched.log").open("wb") as log:
-        sched = subprocess.Popen([sys.executable, "-m", "schedlab", "serve", *argv, "--socket",
-                                  f"tcp://127.0.0.1:{port}"], stdout=log, stderr=log)
-        try:
-            done = subprocess.run([batsim, "-p", str(platform), "-w", str(workload), "-e", str(out),
-                                   "-s", f"tcp://localhost:{port}"], capture_output=True, timeout=600)
-            if done.returncode != 0:
-                raise RuntimeError(done.stderr.decode()[-2000:])
-            sched.wait(timeout=30)
-        finally:
-            if sched.poll() is None:
-                sched.kill()
+    run_real_batsim(scratch, platform, workload, [sys.executable, "-m", "schedlab", "serve", *serve_argv(scheduler),
+                                                  "--socket", "{socket}"])
     return (scratch / "out_jobs.csv").read_text()
 
 
-def record(name: str, batsim: str) -> None:
+def record(name: str) -> None:
     platform = PLATFORMS[name]
     nb_resources = load_platform(platform).nb_resources
     runs = {}
@@ -99,8 +87,8 @@ def record(name: str, batsim: str) -> None:
             workload = Path(scratch) / f"{kind}.json"
             workload.write_text(text)
             for scheduler in SCHEDULERS:
-                runs[f"{kind}/{scheduler}"] = {"workload_sha256": sha256(text), "jobs_csv": real_run(
-                    Path(scratch), platform, workload, serve_argv(scheduler), batsim)}
+                runs[f"{kind}/{scheduler}"] = {"workload_sha256": sha256(text),
+                                               "jobs_csv": real_run(Path(scratch), platform, workload, scheduler)}
     RECORDS.mkdir(parents=True, exist_ok=True)
     body = json.dumps({"platform": name, "batsim": "4.2.1", "nb_resources": nb_resources, "runs": runs},
                       indent=0, sort_keys=True)
@@ -109,14 +97,11 @@ def record(name: str, batsim: str) -> None:
 
 
 def main() -> None:
-    from tests.test_real_batsim import find_tool
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--platforms", nargs="+", default=list(PLATFORMS), choices=list(PLATFORMS))
     args = parser.parse_args()
-    batsim = find_tool("batsim")
     for name in args.platforms:
-        record(name, batsim)
+        record(name)
         print(f"{name}: recorded", flush=True)
 
 

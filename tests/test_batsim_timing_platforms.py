@@ -69,12 +69,11 @@ def test_platforms_real_batsim_refuses_are_refused_with_their_line(name):
                                               for name in ("star", "properties_example", "mesh_dijkstra"))])
 def test_the_records_are_what_real_batsim_prints(tmp_path, name):
     """The recorded outputs are real Batsim's: a rerun of one case per platform gives them again."""
-    from tests.batsim_timing_cases import real_run, serve_argv
-    from tests.test_real_batsim import find_tool
+    from tests.batsim_timing_cases import real_run
 
     record = load_record(name)
     text = workloads(record["nb_resources"])["ties"]
     workload = tmp_path / "w.json"
     workload.write_text(text)
-    rerun = real_run(tmp_path, PLATFORMS[name], workload, serve_argv("easy-pp"), find_tool("batsim"))
+    rerun = real_run(tmp_path, PLATFORMS[name], workload, "easy-pp")
     assert rerun == record["runs"]["ties/easy-pp"]["jobs_csv"]
