@@ -222,6 +222,12 @@ def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
                 raise at.error("expected an integer > 0", "workloads", index, key)
         if source.get("mode", "typed") not in ("typed", "typeless"):
             raise at.error("expected typed or typeless", "workloads", index, "mode")
+        from schedlab.workloads.lublin import check_machine
+
+        try:
+            check_machine(source["nodes"], source.get("mode", "typed") == "typed")
+        except InputError as exc:
+            raise at.error(str(exc).replace("--nodes", "nodes"), "workloads", index, "nodes") from None
     convert = raw.get("convert", {})
     fields = set(ConversionOptions.__dataclass_fields__)
     convert = _table(convert, fields, at, "workloads", index)
@@ -351,6 +357,12 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
     workloads = tuple(_workload(w, at, i, base) for i, w in enumerate(sections["workloads"]))
     platforms = tuple(_platform(p, at, i, base) for i, p in enumerate(sections["platforms"]))
     schedulers = tuple(_scheduler(s, at, i, base) for i, s in enumerate(sections["schedulers"]))
+    without_history = [spec.name for spec in workloads if not spec.history]
+    for index, spec in enumerate(schedulers):  # said now, before any trace is converted
+        key = next((k for k, values in spec.grid.items() if HISTORY in values), None)
+        if key is not None and without_history:
+            raise at.error(f"{HISTORY!r} stands for each workload's history, and workload {without_history[0]!r} has "
+                           'none (give it history = "completed-before")', "schedulers", index, key)
     names = [p.name for p in platforms]
     for index, spec in enumerate(workloads):
         unknown_platform = next((p for p in spec.platforms if p not in names), None)

@@ -31,11 +31,12 @@ def run_demo(out: Path, *, nb_jobs: int = 2000, nb_resources: int = 256, seed: i
     from schedlab.experiments.report import make_report
     from schedlab.experiments.runner import run_campaign
     from schedlab.metrics import format_table
+    from schedlab.paths import write_text_atomic
 
     toml = out / "demo.toml"
     schedulers = "".join(f'\n[[schedulers]]\nname = "{name}"\n' for name in SCHEDULERS)
-    toml.write_text(CAMPAIGN.format(toml=toml, out=out, seed=seed, jobs=nb_jobs, resources=nb_resources,
-                                    schedulers=schedulers), encoding="utf-8")
+    write_text_atomic(toml, CAMPAIGN.format(toml=toml, out=out, seed=seed, jobs=nb_jobs, resources=nb_resources,
+                                            schedulers=schedulers))
     runs = expand(load_campaign(toml), out)
     rows = run_campaign(runs, out)
     failed = [row for row in rows if not row["complete"]]

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab import __version__
+from schedlab.paths import atomic_path, write_text_atomic
 
 KEYS = {"kind", "name", "description", "models", "retrain_s", "seed", "paper", "workload", "cause", "evidence"}
 
@@ -144,10 +145,11 @@ def run_reliability_study(study: dict[str, Any], out: Path, progress: Callable[[
                         "mean_actual_accuracy": float(actual[known].mean()) if known.any() else math.nan,
                         "mean_estimated_accuracy": float(estimates[name][known].mean()) if known.any() else math.nan})
     frame = pd.DataFrame(results)
-    frame.to_parquet(out / "results.parquet")
-    (out / "reliability.json").write_text(json.dumps({**study, "nb_jobs": len(submit), "schedlab_version": __version__,
-                                                "mean_accuracy_of_predictions": float(actual.mean())},
-                                               indent=1) + "\n")
+    with atomic_path(out / "results.parquet") as temporary:
+        frame.to_parquet(temporary)
+    write_text_atomic(out / "reliability.json", json.dumps({
+        **study, "nb_jobs": len(submit), "schedlab_version": __version__,
+        "mean_accuracy_of_predictions": float(actual.mean())}, indent=1) + "\n")
     return frame
 
 

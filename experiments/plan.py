@@ -17,7 +17,7 @@ from typing import Any
 from schedlab import __version__
 from schedlab.errors import InputError
 from schedlab.experiments.campaign import HISTORY, WORKLOAD, Campaign, WorkloadSpec, canonical_hash
-from schedlab.paths import sha256_file
+from schedlab.paths import sha256_file, write_text_atomic
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def _cached(directory: Path, recipe: dict[str, Any], write) -> Input:
     digest = path.with_suffix(".sha256")
     if not (path.is_file() and digest.is_file()):
         write(path)
-        digest.write_text(sha256_file(path) + "\n")
+        write_text_atomic(digest, sha256_file(path) + "\n")
     return Input(recipe["name"], str(path), digest.read_text().strip(), recipe.get("window"), recipe.get("seed"))
 
 
@@ -170,7 +170,7 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
             converted.write(str(path))
             unknown = summary.get("nb_completion_assumes_no_wait", 0)
             if unknown:  # said by `experiment plan` and `run`: such a history may hold later completions
-                Path(f"{path}.note").write_text(
+                write_text_atomic(f"{path}.note",
                     f"{unknown} of {summary['nb_kept']} jobs have no recorded wait: completion taken as submit + "
                     "run time, the earliest it can be (some may have ended after the window started)\n")
 
@@ -211,7 +211,7 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
                 raise  # an empty window (or one with no history yet) is skipped; anything else is an error
     if not inputs:
         raise InputError(f"workload {spec.name!r}: no window holds a job", path=spec.source)
-    manifest.write_text(json.dumps([asdict(i) for i in inputs]))
+    write_text_atomic(manifest, json.dumps([asdict(i) for i in inputs]))
     return inputs
 
 
@@ -225,7 +225,7 @@ def platform_input(spec, directory: Path) -> Input:
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"cluster{spec.resources}.xml"
         if not path.is_file():
-            path.write_text(cluster_xml(spec.resources), encoding="utf-8")
+            write_text_atomic(path, cluster_xml(spec.resources))
         return Input(spec.name, str(path), sha256_file(path))
     path = platform_path(spec.name)
     return Input(spec.name, str(path), sha256_file(path))

@@ -39,6 +39,7 @@ from typing import Any
 import pandas as pd
 
 from schedlab import __version__
+from schedlab.paths import write_text_atomic
 
 FACTORY_KEYS = {"kind", "name", "description", "trace", "tuples", "trials", "seed", "functions", "processors",
                 "reference_scores", "paper", "shuffles", "tuples_from"}
@@ -119,7 +120,7 @@ def run_factory(factory: dict[str, Any], out: Path, workers: int = 1,
     arms = [_arm(factory, shuffle, out, workers, progress, tuple_done, reference_scores)
             for shuffle in factory.get("shuffles", ["uniform"])]
     first = arms[0]
-    (out / "fitted.toml").write_bytes((out / f"fitted-{first['shuffle']}.toml").read_bytes())
+    write_text_atomic(out / "fitted.toml", (out / f"fitted-{first['shuffle']}.toml").read_text(encoding="utf-8"))
     result = {"factory": factory, "scores": first["scores"], "scores_sha256": first["scores_sha256"],
               "metadata": first["metadata"], "fits": first["fits"], "arms": arms,
               "reference_fits": None if reference is None else [{k: v for k, v in f.items() if k != "fitted"}

@@ -32,6 +32,7 @@ import pandas as pd
 
 from schedlab import __version__
 from schedlab.errors import InputError
+from schedlab.paths import atomic_path
 from schedlab.predictors.evaluate import METRICS, flat_report
 
 STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "paper", "workload", "tables", "cause"}
@@ -192,7 +193,8 @@ def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] 
                 r2 = "-" if row["r2"] is None else f"{row['r2']:.3f}"  # None: the test run times do not vary
                 progress(f"{table['title']}: {model}: MAE {row['mae_min']:.2f} min, R2 {r2}, fit {row['fit_s']:.1f} s")
     frame = pd.DataFrame(rows)
-    frame.to_parquet(out / "results.parquet", index=False)
+    with atomic_path(out / "results.parquet") as temporary:
+        frame.to_parquet(temporary, index=False)
     with atomic_write(out / "study.json") as handle:
         handle.write(json.dumps({**study, "workload_file": str(workload), "workload_sha256": sha}, indent=1) + "\n")
     return frame

@@ -14,6 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from schedlab.paths import write_text_atomic
+
+#: every file a report may write into its directory (a command never writes over its inputs)
+REPORT_FILES = ("report.md", "report.html", "summary.json", "factory.png", "reliability.png", "predictors.png",
+                "policy_boxes.png", "bsld_boxes.png", "wait_shares.png", "option_curves.png", "gantt.png")
+
 SUMMARY_METRICS = {  # column -> heading with unit
     "mean_waiting_time_s": "mean wait (s)", "max_waiting_time_s": "max wait (s)",
     "mean_bounded_slowdown": "mean bsld (tau 10 s)", "mean_slowdown": "mean slowdown",
@@ -140,7 +146,10 @@ def _save(fig, path: Path, rect: tuple[float, float, float, float] = (0, 0, 1, 1
         extra = sum(line.count("\n") for line in lines) * title.get_fontsize() * 1.3 / 72 / fig.get_figheight()
         rect = (rect[0], rect[1], rect[2], rect[3] - extra)
     fig.tight_layout(rect=rect)
-    fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.08)
+    from schedlab.paths import atomic_path
+
+    with atomic_path(path, suffix=Path(path).suffix) as temporary:
+        fig.savefig(temporary, dpi=110, bbox_inches="tight", pad_inches=0.08)
     _pyplot().close(fig)
     return path
 
@@ -460,8 +469,8 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
             sections.append((f"Schedule of one run: {run['workload']}, {run['platform']}, {run['configuration']}",
                              f"run {run['run_id']}", made))
     report = write_report(out, f"Campaign report: {campaign}", sections, plots)
-    (out / "summary.json").write_text(json.dumps({"campaign": campaign, "runs": len(frame),
-                                                  "complete": int(complete.sum())}) + "\n")
+    write_text_atomic(out / "summary.json", json.dumps({"campaign": campaign, "runs": len(frame),
+                                                        "complete": int(complete.sum())}) + "\n")
     return report
 
 
@@ -478,8 +487,8 @@ def write_report(out: Path, name: str, sections: list[tuple[str, str, Any]], plo
         elif isinstance(content, Path):
             markdown += [f"![{title}]({content.name})", ""]
             body.append(_image_html(content, title))
-    (out / "report.md").write_text("\n".join(markdown) + "\n", encoding="utf-8")
+    write_text_atomic(out / "report.md", "\n".join(markdown) + "\n")
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(name)}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
-    (out / "report.html").write_text(page, encoding="utf-8")
+    write_text_atomic(out / "report.html", page)
     return {"markdown": out / "report.md", "html": out / "report.html", "plots": plots}

@@ -78,13 +78,13 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     try:
         platform = _platform(run["platform_path"], run["platform_sha256"])
         workload = _workload(run["workload_path"], run["workload_sha256"])
-        if run["repetition"] is not None:
-            workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
         options = resolve_history({**run["options"], **(run.get("files") or {})}, run.get("history_path"),
                                   run["workload_path"])
         scheduler = create_scheduler(run["scheduler_name"], option_values(options))
         if HISTORY not in run["options"].values():  # "@history" is made by the planner, completed before
-            scheduler.check_inputs(workload)
+            scheduler.check_inputs(workload)  # before the jitter: an oracle holds the workload as written
+        if run["repetition"] is not None:
+            workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
         result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
         if isinstance(result.exception, KeyboardInterrupt):
             raise result.exception
@@ -98,8 +98,11 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
     except Exception as exc:  # a failed run is recorded, the campaign goes on
+        from schedlab.errors import SchedlabError
+
         temporary.mkdir(parents=True, exist_ok=True)
-        error = f"{type(exc).__name__}: {exc}" if not hasattr(exc, "path") else str(exc)
+        # a bad input or a user's scheduler's failure says itself; anything else is our bug
+        error = str(exc) if isinstance(exc, SchedlabError) else f"internal error: {type(exc).__name__}: {exc}"
         summary = {"complete": False, "error": error, **run_info(run), "metrics": {},
                    "timing": {"wall_time_s": time.perf_counter() - t0}, "schedlab_version": __version__}
         (temporary / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
@@ -141,13 +144,28 @@ def batches(runs: list[dict[str, Any]], workers: int) -> list[list[dict[str, Any
     return [group[i:i + size] for group in groups.values() for i in range(0, len(group), size)]
 
 
+@lru_cache(maxsize=1)
+def metric_names() -> tuple[str, ...]:
+    """The scalar metrics a run reports (the columns an incomplete run leaves NaN)."""
+    from schedlab.metrics import compute_metrics
+
+    return tuple(k for k, v in compute_metrics([], 1, 0.0).items() if not isinstance(v, dict))
+
+
 def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
-    """One line of results.parquet: identity, options, versions, metrics, timing."""
+    """One line of results.parquet: identity, options, versions, metrics, timing. An incomplete
+    run's metrics are NaN (what it finished would rank a crashed scheduler best: a mean wait of
+    the few jobs that ran); its partial figures are kept as JSON in `partial_metrics`."""
     source = summary.get("metrics_after_warmup") or summary.get("metrics", {})  # the campaign's metrics
+    complete = bool(summary.get("complete"))
     metrics = {k: v for k, v in source.items() if not isinstance(v, dict)}
+    partial = None
+    if not complete:
+        partial = json.dumps(metrics, sort_keys=True) if metrics else None
+        metrics = dict.fromkeys((*metric_names(), *metrics), math.nan)
     if run["metrics"]:
         metrics = {k: v for k, v in metrics.items() if k in run["metrics"]}
-    states = source.get("jobs_per_state") or {}
+    states = (source.get("jobs_per_state") or {}) if complete else {}
     timing = summary.get("timing", {})
     return {
         "run_id": run["id"], "campaign": run["campaign"], "workload": run["workload"], "window": run["window"],
@@ -156,8 +174,8 @@ def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
         "options": json.dumps(run["options"], sort_keys=True),
         **{f"opt_{k}": str(v) for k, v in run["options"].items()},
         "seed": run["seed"], "jitter_s": run["jitter_s"], "repetition": run["repetition"], "timing": run["timing"],
-        "complete": bool(summary.get("complete")), "error": summary.get("error"),
-        **metrics, "jobs_per_state": json.dumps(states, sort_keys=True),
+        "complete": complete, "error": summary.get("error"),
+        **metrics, "jobs_per_state": json.dumps(states, sort_keys=True), "partial_metrics": partial,
         "scheduling_time_s": timing.get("scheduling_time_s"), "simulation_time_s": timing.get("simulation_time_s"),
         "training_time_s": timing.get("training_time_s"),
         "wall_time_s": timing.get("wall_time_s"),
@@ -186,9 +204,11 @@ def _execute_batch(arguments: tuple[list[dict[str, Any]], str]) -> list[dict[str
     return execute_runs(*arguments)
 
 
-def _completed_batches(todo: list[dict[str, Any]], runs_dir: Path, workers: int, dask: str | None):
-    """Rows of finished batches as they come, from a process pool or a Dask cluster."""
-    if dask is None:
+def _completed_batches(todo: list[dict[str, Any]], runs_dir: Path, workers: int, dask: str | None,
+                       connection: tuple[Any, list[Callable[[], None]]] | None = None):
+    """Rows of finished batches as they come, from a process pool or a Dask cluster (`connection`:
+    one made already, as (client, closers): its caller closes it)."""
+    if dask is None and connection is None:
         import multiprocessing
 
         pool = multiprocessing.get_context().Pool(workers, initializer=_ignore_sigint)
@@ -203,7 +223,9 @@ def _completed_batches(todo: list[dict[str, Any]], runs_dir: Path, workers: int,
 
     from schedlab.experiments.cluster import dask_client
 
-    client, closers = dask_client(dask, workers)
+    client, closers = connection if connection is not None else dask_client(dask, workers)
+    if connection is not None:
+        closers = []
     try:
         slots = workers if dask == "local" else max(sum(client.nthreads().values()), 1)
         futures = [client.submit(execute_runs, batch, str(runs_dir), pure=False) for batch in batches(todo, slots)]
@@ -217,10 +239,21 @@ def _completed_batches(todo: list[dict[str, Any]], runs_dir: Path, workers: int,
             closer()
 
 
+class CampaignInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a campaign, after results.parquet was written for the runs that finished."""
+
+    def __init__(self, finished: int, total: int) -> None:
+        super().__init__(f"{finished} of {total} runs finished")
+        self.finished, self.total = finished, total
+
+
 def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str | None = None,
-                 progress: Callable[[int, int, int], None] | None = None) -> list[dict[str, Any]]:
+                 progress: Callable[[int, int, int], None] | None = None,
+                 connection: tuple[Any, list[Callable[[], None]]] | None = None) -> list[dict[str, Any]]:
     """Run what is not finished yet; returns every run's row (finished earlier or now), in plan order.
-    `progress(done, total, failed)` is called as runs finish."""
+    `progress(done, total, failed)` is called as runs finish. `connection`: a Dask (client,
+    closers) made by the caller. Ctrl-C writes results.parquet for the runs finished so far, then
+    raises CampaignInterrupted (a rerun resumes)."""
     runs_dir = out_dir.resolve() / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     for leftover in runs_dir.glob(".*.part"):  # runs cut short by a kill: never complete, start again
@@ -240,15 +273,20 @@ def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str 
             progress(len(rows), len(plain), sum(not row["complete"] for row in rows.values()))
 
     report()
-    if todo and workers == 1 and dask is None:  # in this process: no pool to start
-        for run in todo:
-            rows[run["id"]] = execute_run(run, str(runs_dir))
-            report()
-    elif todo:
-        for results in _completed_batches(todo, runs_dir, workers, dask):
-            for result in results:
-                rows[result["run_id"]] = result
-            report()
+    try:
+        if todo and workers == 1 and dask is None and connection is None:  # in this process: no pool to start
+            for run in todo:
+                rows[run["id"]] = execute_run(run, str(runs_dir))
+                report()
+        elif todo:
+            for results in _completed_batches(todo, runs_dir, workers, dask, connection):
+                for result in results:
+                    rows[result["run_id"]] = result
+                report()
+    except KeyboardInterrupt:
+        finished = [rows[run["id"]] for run in plain if run["id"] in rows]
+        write_results(finished, out_dir / "results.parquet")
+        raise CampaignInterrupted(len(finished), len(plain)) from None
     ordered = [rows[run["id"]] for run in plain]
     write_results(ordered, out_dir / "results.parquet")
     return ordered

@@ -16,8 +16,10 @@ from schedlab.predictors.runtime import MODELS, RuntimePredictor, data_hash, ver
 SPLITS = ("random", "time", "none")
 
 
-def load_training_data(path: str | Path):
-    """(jobs, their table with every known column, run times in seconds), in submission order."""
+def load_training_data(path: str | Path, *, with_conversion: bool = False):
+    """(jobs, their table with every known column, run times in seconds), in submission order;
+    `with_conversion`: and the workload's `conversion` object (where its jobs came from: what a
+    model card records so that its use on a later window of the same trace can be checked)."""
     from schedlab.workload import load_workload
 
     workload = load_workload(path)
@@ -27,7 +29,11 @@ def load_training_data(path: str | Path):
     delays = [workload.profiles[job.profile].delay_s for job in jobs]
     if any(delay is None for delay in delays):
         raise InputError("runtime predictors learn from delay profiles only", path=str(path))
-    return jobs, job_table(jobs, SOURCES), np.asarray(delays, dtype=float)
+    data = jobs, job_table(jobs, SOURCES), np.asarray(delays, dtype=float)
+    if with_conversion:
+        conversion = workload.extra.get("conversion")
+        return (*data, conversion if isinstance(conversion, dict) else {})
+    return data
 
 
 def split_indices(jobs: list[Any], kind: str, test_share: float, seed: int,
@@ -60,9 +66,9 @@ def train(workload_path: str | Path, *, features: str = "diws", model: str = "dt
           test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0) -> tuple[RuntimePredictor, dict[str, Any]]:
     """Fit on the training part, evaluate on the test part; returns the predictor and its card."""
     check_choices(features, model)
-    data = load_training_data(workload_path)
-    return train_on(data, workload_path, features=features, model=model, split=split, test_share=test_share,
-                    seed=seed, margin_min=margin_min)
+    *data, conversion = load_training_data(workload_path, with_conversion=True)
+    return train_on(tuple(data), workload_path, features=features, model=model, split=split, test_share=test_share,
+                    seed=seed, margin_min=margin_min, conversion=conversion)
 
 
 def check_choices(features: str, model: str) -> None:
@@ -78,9 +84,12 @@ def check_choices(features: str, model: str) -> None:
 
 def train_on(data, workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
              test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0,
-             sha256: str | None = None) -> tuple[RuntimePredictor, dict[str, Any]]:
+             sha256: str | None = None, conversion: dict[str, Any] | None = None
+             ) -> tuple[RuntimePredictor, dict[str, Any]]:
     """`train` on data already loaded (load_training_data): a study trains many models on one file.
-    The card also records the fitting and prediction times (seconds; per job for predictions)."""
+    The card also records the fitting and prediction times (seconds; per job for predictions), and
+    when the training jobs end at the earliest (`last_end_s`: submit + run time, the file's clock)
+    with where they came from (`conversion`), which `model_overlap` checks a simulation against."""
     import time
 
     check_choices(features, model)
@@ -97,7 +106,13 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
         "model": {"name": model, "description": MODELS[model], "params": predictor.get_params()},
         "training_data": {"path": str(workload_path), "sha256": sha256 or data_hash(workload_path),
                           "nb_jobs": len(train_idx),
-                          "submit_window_s": [float(submits[train_idx].min()), float(submits[train_idx].max())]},
+                          "submit_window_s": [float(submits[train_idx].min()), float(submits[train_idx].max())],
+                          "last_end_s": float(np.max(submits[train_idx] + runtimes[train_idx])),
+                          "conversion": {key: (conversion or {})[key] for key in ("source", "ids", "submit_shift_s")
+                                         if key in (conversion or {})}
+                          | ({"completed_before": conversion["options"]["completed_before"]}
+                             if ((conversion or {}).get("options") or {}).get("completed_before") is not None
+                             else {})},
         "split": {"kind": split, "test_share": test_share if split != "none" else 0.0, "seed": seed,
                   "nb_test_jobs": len(test_idx),
                   # time split: earlier jobs still running at the first test submission, in neither set
@@ -163,3 +178,53 @@ def history_overlap(history, workload) -> str | None:
     if same:
         return f"{len(same)} of its jobs are simulated jobs too (job {same[0].id.rpartition('!')[2]}, ...)"
     return None
+
+
+def model_overlap(card: dict[str, Any], workload) -> str | None:
+    """Why a saved model would look ahead into the simulated `workload`, or None. Its card must show
+    training data ending before the first simulated submission: a model trained on the simulated
+    file itself is refused; one converted from the same trace compares in trace time (its
+    `completed_before`, else its jobs' latest submit + run time, plus the converter's shift); one
+    from another source cannot hold the simulated jobs. A model without its card is refused (its
+    training data are unknown)."""
+    trained = card.get("training_data") if isinstance(card, dict) else None
+    if not isinstance(trained, dict):
+        return "its card (MODEL.card.json, written beside it by `schedlab predictor train`) is missing: what it " \
+               "was trained on is unknown"
+    source = workload.source
+    if source and Path(source).is_file() and trained.get("sha256") == data_hash(source):
+        return "it was trained on the simulated workload itself"
+    ours = workload.extra.get("conversion") if isinstance(workload.extra.get("conversion"), dict) else {}
+    theirs = trained.get("conversion") or {}
+    if not (ours.get("source") and theirs.get("source")
+            and Path(str(ours["source"])).name == Path(str(theirs["source"])).name) or not workload.jobs:
+        return None  # another source (or a card from before cards said it): no shared clock to compare
+    first_s = min(job.submit_time_s for job in workload.jobs) + float(ours.get("submit_shift_s", 0.0))
+    if theirs.get("completed_before") is not None:
+        end_s = float(theirs["completed_before"])
+    elif "last_end_s" in trained:
+        end_s = float(trained["last_end_s"]) + float(theirs.get("submit_shift_s", 0.0))
+    else:
+        return "its card does not say when its training data end: retrain it with this version"
+    if end_s > first_s:
+        return (f"its training data end at trace time {end_s:g} s or later, after the first simulated submission "
+                f"({first_s:g} s)")
+    return None
+
+
+def refuse_look_ahead_model(path: str | Path, workload, *, option: str = "model") -> None:
+    """InputError (naming the model file) when its card does not show training data ending before
+    the simulated `workload` starts (model_overlap)."""
+    import json
+
+    from schedlab.predictors.runtime import card_path
+
+    card_file = card_path(Path(path))
+    try:
+        card = json.loads(card_file.read_text(encoding="utf-8")) if card_file.is_file() else {}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the model card: {exc}", path=str(card_file)) from None
+    reason = model_overlap(card, workload)
+    if reason is not None:
+        raise InputError(f"{option}= overlaps the simulated workload: {reason}; predicting with it looks ahead",
+                         path=str(path))

@@ -60,14 +60,15 @@ class Result:
         return self._jobs
 
     def write(self, out_dir: str | Path) -> Path:
-        """jobs.csv, schedule.csv and summary.json into `out_dir` (made if needed); returns it."""
-        from schedlab.outputs import write_outputs
+        """jobs.csv, schedule.csv and summary.json into `out_dir` (made if needed); returns where
+        they went: `out_dir`, or its incomplete/ when this run is incomplete and `out_dir` holds
+        an earlier complete run (never replaced by an incomplete one)."""
+        from schedlab.run import write_run
 
-        info = {key: self.summary[key] for key in ("scheduler", "options", "platform", "workload")
-                if key in self.summary}
-        write_outputs(self.engine, out_dir, run_info=info,
-                      simulation_time_s=self.summary["timing"]["simulation_time_s"], error=self.error)
-        return Path(out_dir)
+        info = {key: self.summary[key] for key in ("scheduler", "options", "platform", "workload",
+                                                   "scheduler_report") if key in self.summary}
+        return write_run(self.engine, out_dir, run_info=info,
+                         simulation_time_s=self.summary["timing"]["simulation_time_s"], error=self.error)[1]
 
 
 def _platform(platform: str | Path | Platform | int) -> Platform:
@@ -124,24 +125,31 @@ def simulate(platform: str | Path | Platform | int, workload: str | Path | Workl
     on the command line); timing: "ideal" or "batsim" (needs a platform file); out: also write
     Batsim's files there."""
     from schedlab.engine import Engine
-    from schedlab.paths import check_output_dir
+    from schedlab.run import RunDirectory
     from schedlab.run import simulate as run
+    from schedlab.workload import require_batsim_fields
 
     the_platform = _platform(platform)
     the_workload = _workload(workload)
+    if not isinstance(workload, Workload):
+        require_batsim_fields(the_workload)  # a file: Batsim's rules (a Workload made in Python may lack nb_res)
     the_scheduler = _scheduler(scheduler, options)
     the_scheduler.check_inputs(the_workload)
     Engine.check_workload(the_workload)
-    if out is not None:
-        check_output_dir(out)
-    the_scheduler.prepare()
+    directory = None if out is None else RunDirectory(out)
+    try:
+        the_scheduler.prepare()
+    except BaseException:
+        if directory is not None:
+            directory.discard()
+        raise
     cls = type(the_scheduler)
     generator = the_workload.extra.get("generator")
     info = {"scheduler": vars(cls).get("name") or cls.__name__, "options": the_scheduler.options(),
             "platform": {"path": the_platform.source, "nb_resources": the_platform.nb_resources},
             "workload": {"path": the_workload.source, "nb_jobs": len(the_workload.jobs),
                          **({"generator": generator} if generator is not None else {})}}
-    outcome = run(the_platform, the_workload, the_scheduler, out, run_info=info, timing=timing)
+    outcome = run(the_platform, the_workload, the_scheduler, directory, run_info=info, timing=timing)
     if outcome.is_bug:  # the scheduler raised: in Python, the exception itself is the most useful report
         raise outcome.exception  # type: ignore[misc]
     return Result(outcome.engine, outcome.summary, outcome.error)

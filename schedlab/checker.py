@@ -220,20 +220,27 @@ def shrink(factory: Factory, nb_res: int, workload: Workload, failure: str, *, b
     return _subset(workload, jobs)
 
 
+def reproduction_files(nb_res: int) -> list[str]:
+    """The names `--out` may receive (a violation's workload, replay text, platform)."""
+    labels = [*edge_case_workloads(max(nb_res, 2)), "trace", "yours"]
+    return [f"violation-{label}{ext}" for label in labels for ext in (".json", ".txt")] + [f"platform{nb_res}.xml"]
+
+
 def _write_reproduction(out_dir: Path, label: str, nb_res: int, workload: Workload, failure: str,
                         spec: str, options: Mapping[str, Any]) -> list[str]:
     import shlex
 
+    from schedlab.paths import write_text_atomic
     from schedlab.platforms.generate import cluster_xml
 
     out_dir.mkdir(parents=True, exist_ok=True)
     workload_path, platform_path = out_dir / f"{label}.json", out_dir / f"platform{nb_res}.xml"
     body = {"nb_res": nb_res, "description": f"schedlab scheduler check: {failure}", **workload.to_json()}
-    workload_path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
-    platform_path.write_text(cluster_xml(nb_res), encoding="utf-8")
+    write_text_atomic(workload_path, json.dumps(body, indent=1) + "\n")
+    write_text_atomic(platform_path, cluster_xml(nb_res))
     words = ["schedlab", "simulate", "-p", str(platform_path), "-w", str(workload_path), "-s", spec,
              *[item for key, value in options.items() for item in ("-O", f"{key}={value}")], "-o", str(out_dir / label)]
-    (out_dir / f"{label}.txt").write_text(f"{failure}\n\nreplay: {shlex.join(words)}\n", encoding="utf-8")
+    write_text_atomic(out_dir / f"{label}.txt", f"{failure}\n\nreplay: {shlex.join(words)}\n")
     return [str(workload_path), str(platform_path)]
 
 

@@ -9,6 +9,7 @@ import json
 import re
 import sys
 import textwrap
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,9 +41,10 @@ def _warn(message: str) -> None:
 
 
 def _report_bug(exc: BaseException, context: str = "", message: str | None = None, *,
-                culprit: str | None = None) -> int:
+                culprit: str | None = None, named: bool = False) -> int:
     """An unexpected exception is a bug: one line here, the whole traceback in a log file. With
-    `culprit` (a user's scheduler raised, not schedlab) it is said as that scheduler's failure, exit 1."""
+    `culprit` (a user's scheduler raised, not schedlab) it is said as that scheduler's failure, exit 1
+    (`named`: the message already names the scheduler)."""
     import tempfile
     import time
     import traceback
@@ -57,7 +59,8 @@ def _report_bug(exc: BaseException, context: str = "", message: str | None = Non
         pointer = ""
     what = message or f"{type(exc).__name__}: {exc}{where}"
     if culprit is not None:
-        print(f"schedlab: error: scheduler {culprit} raised {what}{context}{pointer}", file=sys.stderr)
+        told = what if named else f"scheduler {culprit} raised {what}"
+        print(f"schedlab: error: {told}{context}{pointer}", file=sys.stderr)
         return EXIT_FAILURE
     print(f"schedlab: internal error (a bug, please report it): {what}{context}{pointer}", file=sys.stderr)
     return EXIT_BUG
@@ -69,14 +72,66 @@ def _option_pairs(args: argparse.Namespace) -> dict[str, str]:
     return parse_options(args.option or [])
 
 
+def _simulate_files(args: argparse.Namespace):
+    """What `simulate` reads and writes (the rule of schedlab.paths.refuse_overwriting_inputs)."""
+    from schedlab.paths import RUN_FILES, FileUse
+    from schedlab.run import INCOMPLETE_DIR
+
+    use = FileUse().read("the workload (-w)", args.workload).read("the platform (-p)", args.platform)
+    scheduler_files(use, args.scheduler, args.option)
+    return use.write("--record", args.record).into("the results directory (-o)", args.out, RUN_FILES,
+                                                   owned=(INCOMPLETE_DIR,))
+
+
+def _file_use():
+    from schedlab.paths import FileUse
+
+    return FileUse()
+
+
+def _scheduler_use(args: argparse.Namespace):
+    use = _file_use()
+    scheduler_files(use, args.scheduler, args.option)
+    return use
+
+
+def scheduler_files(use: Any, scheduler: str | None, option_pairs: Sequence[str] | None) -> None:
+    """The files a scheduler spec (FILE.py:CLASS) and its options (history=, model=, oracle=,
+    queue_order=FILE#NAME, predictor=model:PATH; a model's card) name, as inputs of `use`."""
+    from schedlab.schedulers.base import parse_options
+
+    if scheduler and ":" in scheduler:
+        use.read("the scheduler's file", scheduler.rpartition(":")[0])
+    from schedlab.paths import files_in_option
+
+    for key, value in parse_options(option_pairs or []).items():
+        use.read(f"-O {key}", *files_in_option(value))
+
+
+def _platform_of(text: str, timing: str) -> tuple[Any, Path | None]:
+    """-p: a platform file, a shipped platform's name, or a number of resources (as in the API and
+    campaigns: a flat cluster of that size, ideal timing only: no network to time)."""
+    from schedlab.model import Platform
+    from schedlab.platform import load_platform
+    from schedlab.platforms import resolve_platform
+
+    if text.isdigit() and not Path(text).exists():
+        if int(text) < 1:
+            raise InputError(f"--platform {text}: a number of resources must be at least 1")
+        if timing == "batsim":
+            raise InputError(f"--platform {text}: --timing batsim times messages on a platform file's network; "
+                             f"give one (`schedlab platform generate --hosts {text} -o P.xml`)")
+        return Platform.homogeneous(int(text)), None
+    path = resolve_platform(text)
+    return load_platform(path), path
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from schedlab.engine import Engine
     from schedlab.metrics import format_table
-    from schedlab.paths import check_output_dir, check_output_file, clear_run_files
-    from schedlab.platform import load_platform
-    from schedlab.platforms import resolve_platform
-    from schedlab.run import simulate
-    from schedlab.workload import load_workload
+    from schedlab.paths import check_output_file
+    from schedlab.run import RunDirectory, simulate
+    from schedlab.workload import load_workload, require_batsim_fields
 
     if re.match(r"^\w+=", args.out):
         raise InputError(f"--out {args.out!r} looks like a scheduler option: -o is --out (the results "
@@ -91,19 +146,22 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.external and options:
         raise InputError("-O/--option configures our schedulers; pass options to the --external command itself")
     if args.allow_overlap:
+        from schedlab.schedulers.base import scheduler_class, scheduler_option_types
+
+        if args.external or "allow_overlap" not in scheduler_option_types(scheduler_class(args.scheduler)):
+            raise InputError(f"--allow-overlap lets a scheduler train on a history= or model= that overlaps the "
+                             f"workload; {(args.external and 'an external process') or repr(args.scheduler)} takes "
+                             "no such option (diws does)")
         if "allow_overlap" in options:
             raise InputError("give --allow-overlap or -O allow_overlap=..., not both")
         options["allow_overlap"] = "true"
-    platform_path = resolve_platform(args.platform)
-    platform = load_platform(platform_path)
+    platform, platform_path = _platform_of(args.platform, args.timing)
     if args.timing == "batsim":
         from schedlab.batsim_network import message_routes
 
         message_routes(platform_path)  # refuses what it does not model, before any work
     workload = load_workload(args.workload)
-    if workload.nb_res is not None and workload.nb_res != platform.nb_resources:
-        _warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
-              "resources (the platform decides; Batsim only uses nb_res with --mmax-workload)")
+    require_batsim_fields(workload)
     if not args.external:
         from schedlab.schedulers.base import create_scheduler, option_named
 
@@ -117,46 +175,56 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         from schedlab.protocol.client import ExternalDecisionProcess
 
         ExternalDecisionProcess.check_command(args.external)
+    if args.record:
+        check_output_file(args.record)
+    if workload.nb_res != platform.nb_resources:  # said once the inputs are known good: a refusal is one line
+        _warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
+              "resources (the platform decides; Batsim only uses nb_res with --mmax-workload)")
     existed = Path(args.out).exists()
-    out = check_output_dir(args.out)  # a bad output path is said before a model is trained
+    directory = RunDirectory(args.out)  # a bad output path is said before a model is trained
+    out = directory.out
     try:
         if not args.external:
             try:
                 scheduler.prepare()  # loads or trains what the options name: a bad file fails before any output
             except InputError as exc:
                 raise option_named(exc, options) from None
-        if args.record:
-            check_output_file(args.record)
         if args.external:  # started first: a command that cannot start leaves an earlier run's files alone
             scheduler = ExternalDecisionProcess(args.external, workload=workload, timeout_s=args.timeout,
-                                                record_path=args.record, log_path=str(out / "external.log"))
+                                                record_path=args.record,
+                                                log_path=str(directory.staging / "external.log"))
     except BaseException:
+        directory.discard()
         if not existed and not any(out.iterdir()):
             out.rmdir()  # made by the check above: nothing of ours stays behind
         raise
     name = f"external: {args.external}" if args.external else args.scheduler
-    removed = clear_run_files(out, keep=("external.log",) if args.external else ())
-    if removed and not args.quiet:
-        print(f"{out}: replaced {', '.join(removed)} of an earlier run", file=sys.stderr)
     bar, update = progress_bar(len(workload.jobs), not args.quiet, name)
     info = {"scheduler": name, "options": scheduler.options(),
-            "platform": {"path": str(platform_path), "nb_resources": platform.nb_resources},
+            "platform": {"path": str(platform_path or args.platform), "nb_resources": platform.nb_resources},
             "workload": {"path": str(args.workload), "nb_jobs": len(workload.jobs),
                          **({"generator": workload.extra["generator"]} if "generator" in workload.extra else {})},
             "cli_options": options}
     try:
-        result = simulate(platform, workload, scheduler, out, run_info=info, progress=update, timing=args.timing)
+        result = simulate(platform, workload, scheduler, directory, run_info=info, progress=update,
+                          timing=args.timing)
     finally:
+        directory.discard()
         if bar is not None:
             bar.close()
         closer = getattr(scheduler, "close", None)
         if closer is not None:
             closer()
+    if result.replaced and not args.quiet:
+        print(f"{out}: replaced {', '.join(result.replaced)} of an earlier run", file=sys.stderr)
     if not args.quiet:
-        print(f"{name} on {platform.nb_resources} resources, {len(workload.jobs)} jobs -> {out}")
+        print(f"{name} on {platform.nb_resources} resources, {len(workload.jobs)} jobs -> {result.written_to}")
         metrics = dict(result.summary["metrics"], scheduling_time_s=result.summary["timing"]["scheduling_time_s"])
         print(format_table(metrics))
-    kept = f" (partial results in {out}, marked incomplete)"
+    for line in _run_notes(result):
+        print(f"schedlab: note: {line}", file=sys.stderr)
+    kept = f" (partial results in {result.written_to}, marked incomplete"
+    kept += f"; the earlier complete run in {out} is kept)" if result.written_to != out else ")"
     if isinstance(result.exception, KeyboardInterrupt):
         print(f"schedlab: interrupted{kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -167,6 +235,25 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"schedlab: error: {result.error}{kept}", file=sys.stderr)
         return EXIT_FAILURE
     return 0
+
+
+def _run_notes(result: Any) -> list[str]:
+    """What a finished run must not leave unsaid: jobs the scheduler rejected (how many, why), and
+    what the scheduler itself says of the run (`Scheduler.run_notes`)."""
+    from collections import Counter
+
+    from schedlab.model import JobState
+
+    records = result.engine.records.values()
+    reasons = Counter(r.metadata or "no reason given" for r in records if r.state is JobState.REJECTED)
+    notes = []
+    if reasons:
+        told = "; ".join(f"{count} {reason}" for reason, count in reasons.most_common(3))
+        notes.append(f"{sum(reasons.values())} of {len(records)} jobs were rejected by the scheduler ({told})")
+    teller = getattr(result.engine.scheduler, "run_notes", None)
+    if teller is not None and result.exception is None:
+        notes += teller()
+    return notes
 
 
 def _listening(what: str):
@@ -245,9 +332,11 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from schedlab.cli_experiments import refuse_other_results
     from schedlab.experiments.demo import run_demo
     from schedlab.paths import check_output_dir
 
+    refuse_other_results(Path(args.out), "demo", identity="")  # the demo's own directory, not a campaign's
     run_demo(check_output_dir(args.out), nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed,
              show_progress=not args.quiet)
     return 0
@@ -286,6 +375,14 @@ class Parser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
 
+    def error(self, message: str) -> typing.NoReturn:
+        """One line like every other bad input (argparse prints its usage block and exits)."""
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+class UsageError(InputError):
+    """A command line argparse cannot read: said in one line, exit 2."""
+
 
 def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> None:
     if positional:
@@ -322,7 +419,8 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
                    help="drive an external Batsim 4 decision process instead; {socket} in CMD becomes "
                         "its bind endpoint (tcp://127.0.0.1:PORT); its output goes to OUT/external.log")
     p.add_argument("--out", "-o", default="out",
-                   help="results directory (default: out); files of an earlier run there are replaced")
+                   help="results directory (default: out); a complete run replaces an earlier run's files there, "
+                        "an incomplete one goes to OUT/incomplete/ beside an earlier complete run")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds to wait for each external reply (default 60)")
     p.add_argument("--record", help="with --external: write every message to this JSON-lines file")
@@ -334,7 +432,7 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
                         "submission (refused otherwise: training on them looks ahead); for an oracle arm")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress bar and no metrics table (errors are still said)")
-    p.set_defaults(func=cmd_simulate)
+    p.set_defaults(func=cmd_simulate, files=_simulate_files)
 
     p = sub.add_parser("serve", help="be the decision process of a real batsim (ZeroMQ REP)")
     _add_scheduler_args(p, positional=True)
@@ -343,14 +441,14 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=None,
                    help="give up when batsim sends nothing for this many seconds (default: wait forever)")
     p.add_argument("--record", help="write every message to this JSON-lines file")
-    p.set_defaults(func=cmd_serve)
+    p.set_defaults(func=cmd_serve, files=lambda args: _scheduler_use(args).write("--record", args.record))
 
     p = sub.add_parser("record", help="relay Batsim <-> a decision process, writing every message")
     p.add_argument("--listen", required=True, help="endpoint batsim connects to (bound here), e.g. tcp://127.0.0.1:28000")
     p.add_argument("--forward", required=True, help="endpoint the decision process binds, e.g. tcp://127.0.0.1:28001")
     p.add_argument("--output", "-o", required=True, help="JSON-lines file to write, one message per line")
     p.add_argument("--timeout", type=float, default=None, help="give up after this many silent seconds")
-    p.set_defaults(func=cmd_record)
+    p.set_defaults(func=cmd_record, files=lambda args: _file_use().write("--output", args.output))
 
     p = sub.add_parser("metrics", help="metrics of a jobs.csv (ours or Batsim's)")
     p.add_argument("jobs_csv", help="a jobs.csv written by schedlab or real Batsim (`OUT_jobs.csv`)")
@@ -393,9 +491,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in arguments if not a.startswith("-")), None)
     parser = build_parser(light=command != "predictor")
-    args = parser.parse_args(arguments)
+    try:
+        args = parser.parse_args(arguments)
+    except UsageError as exc:
+        print(f"schedlab: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     vars(args).pop("_given_once", None)
     try:
+        files = vars(args).pop("files", None)
+        if files is not None:  # the one rule for every command: no output is one of its inputs
+            from schedlab.paths import refuse_overwriting_inputs
+
+            refuse_overwriting_inputs(files(args))
         return int(args.func(args) or 0)
     except InputError as exc:
         print(f"schedlab: error: {exc}", file=sys.stderr)
@@ -403,7 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SchedulerFailure as exc:  # a scheduler raised while serving Batsim: ours is a bug, a user's its failure
         module = getattr(exc, "scheduler_module", "schedlab.")
         culprit = None if module.startswith("schedlab.") else repr(getattr(args, "scheduler", "?"))
-        return _report_bug(exc.__cause__ or exc, message=str(exc), culprit=culprit)
+        return _report_bug(exc.__cause__ or exc, message=str(exc), culprit=culprit, named=exc.names_its_scheduler)
     except SchedlabError as exc:
         print(f"schedlab: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -10,12 +10,38 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from schedlab.cli import EXIT_FAILURE
+from schedlab.cli import EXIT_FAILURE, EXIT_INTERRUPTED
 from schedlab.errors import InputError
 from schedlab.paths import atomic_write, check_output_dir, check_output_file
 
 #: What `experiment check` compares, per run: the deterministic part of summary.json.
 CHECKED_FIELDS = ("complete", "metrics")
+#: The files a campaign or study writes at the top of its results directory, and the folders whose
+#: content it replaces (runs, inputs it makes)
+RESULTS_FILES = ("results.parquet", "made-by.json", "compare.json", "notes.json", "claims.json", "fitted.toml",
+                 "factory.json", "study.json", "reliability.json")
+RESULTS_DIRS = ("runs", "workloads", "platforms", "scores", "inputs")
+
+
+def campaign_use(campaign_path: str | Path, out: str | Path | None, campaign=None):
+    """What `experiment run|check` reads (the campaign file, and when loaded every file it names)
+    and writes (its results directory)."""
+    from schedlab.paths import FileUse, files_in_option
+
+    use = FileUse().read("the campaign file", campaign_path)
+    if campaign is not None:
+        for spec in campaign.workloads:
+            if isinstance(spec.source, str):
+                use.read(f"workload {spec.name!r}", spec.source)
+        for spec in campaign.platforms:
+            use.read(f"platform {spec.name!r}", spec.file)
+        for spec in campaign.schedulers:
+            if ":" in spec.name:
+                use.read(f"scheduler {spec.label!r}", spec.name.rpartition(":")[0])
+            for options in spec.combinations():
+                for key, value in {**options, **spec.files(options)}.items():
+                    use.read(f"scheduler {spec.label!r} option {key}", *files_in_option(value, Path(spec.base)))
+    return use.into("the results directory (-o)", out, RESULTS_FILES, owned=RESULTS_DIRS)
 
 
 def _load_campaign(args: argparse.Namespace):
@@ -30,8 +56,80 @@ def _campaign_and_runs(args: argparse.Namespace, campaign=None):
     from schedlab.experiments.plan import expand
 
     campaign = campaign or _load_campaign(args)
-    out = check_output_dir(args.output or Path("out") / campaign.name)
+    out, _ = _results_dir(args, campaign.name, campaign_use(args.campaign, _out_of(args, campaign.name), campaign))
     return campaign, expand(campaign, out), out
+
+
+def _out_of(args: argparse.Namespace, name: str) -> Path:
+    return Path(args.output or Path("out") / name)
+
+
+def _results_dir(args: argparse.Namespace, name: str, use, identity: str | None = None) -> tuple[Path, bool]:
+    """The results directory, checked before anything is written: no input written over, writable,
+    and (with `identity`) not holding another campaign's or study's results unless --replace.
+    Returns it (made) and whether it existed."""
+    from schedlab.paths import refuse_overwriting_inputs
+
+    out = _out_of(args, name)
+    refuse_overwriting_inputs(use)
+    if identity is not None and not getattr(args, "replace", False):
+        refuse_other_results(out, name, identity)
+    existed = out.exists()
+    return check_output_dir(out), existed
+
+
+def identity_of(spec: Any) -> str:
+    """What identifies a campaign (its parsed content, wherever its file lies) or a study (its
+    dict): recorded in made-by.json, compared before results are replaced."""
+    from dataclasses import asdict, is_dataclass
+
+    from schedlab.experiments.campaign import canonical_hash
+
+    if is_dataclass(spec):
+        content = asdict(spec)
+        content.pop("path", None)
+        for scheduler in content.get("schedulers", ()):
+            scheduler.pop("base", None)
+    else:
+        content = dict(spec)
+    return canonical_hash(json.loads(json.dumps(content, default=str)))
+
+
+#: files whose presence means a results directory holds results
+RESULT_MARKERS = ("results.parquet", "factory.json")
+
+
+def refuse_other_results(out: Path, name: str, identity: str) -> None:
+    """Exit 2 when `out` holds the results of another campaign or study (made-by.json's identity
+    differs; for directories made before identities were recorded, another campaign name)."""
+    if not any((out / marker).is_file() for marker in RESULT_MARKERS):
+        return
+    try:
+        invocations = json.loads((out / "made-by.json").read_text(encoding="utf-8")).get("invocations", [])
+    except (OSError, ValueError, AttributeError):
+        invocations = []
+    known = [entry for entry in invocations if isinstance(entry, dict) and entry.get("identity")]
+    if known:
+        if known[-1]["identity"] == identity:
+            return
+        earlier = f"made by {known[-1].get('campaign', '?')} on {known[-1].get('date', '?')}, a different content"
+    else:
+        names = _result_names(out)
+        if names <= {name}:
+            return
+        earlier = f"campaign {', '.join(sorted(names)) or 'unknown'}"
+    raise InputError(f"holds the results of another campaign or study ({earlier}); --replace replaces them "
+                     "(finished runs with the same content are reused), or give another -o", path=str(out))
+
+
+def _result_names(out: Path) -> set[str]:
+    """The campaign names a results.parquet holds (none readable: empty)."""
+    try:
+        import pyarrow.parquet as pq
+
+        return {str(v) for v in pq.read_table(out / "results.parquet", columns=["campaign"]).column(0).to_pylist()}
+    except Exception:  # not ours, or unreadable: no name to compare with
+        return {"?"}
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -82,11 +180,9 @@ def _say(args: argparse.Namespace):
     return (lambda line: None) if getattr(args, "quiet", False) else (lambda line: print(line, flush=True))
 
 
-def _run(args: argparse.Namespace, campaign, runs, out: Path) -> list[dict[str, Any]]:
+def _run(args: argparse.Namespace, campaign, runs, out: Path, connection=None) -> list[dict[str, Any]]:
     from schedlab.experiments.runner import run_campaign
 
-    if args.workers < 1:
-        raise InputError(f"--workers must be >= 1, got {args.workers}")
     bar = None
     if sys.stderr.isatty() and not args.quiet:  # a bar with ETA on a terminal; logs get the final line only
         from tqdm import tqdm
@@ -100,10 +196,23 @@ def _run(args: argparse.Namespace, campaign, runs, out: Path) -> list[dict[str, 
             bar.update(done - bar.n)
 
     try:
-        return run_campaign(runs, out, workers=args.workers, dask=args.dask, progress=progress)
+        return run_campaign(runs, out, workers=args.workers, dask=args.dask, progress=progress, connection=connection)
     finally:
         if bar is not None:
             bar.close()
+
+
+def _check_workers(args: argparse.Namespace) -> None:
+    if getattr(args, "workers", 1) < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+
+
+def _study_use(args: argparse.Namespace, study: dict[str, Any]):
+    use = campaign_use(args.campaign, _out_of(args, study["name"]))
+    for key in ("source", "trace", "workload", "history"):
+        if isinstance(study.get(key), str):
+            use.read(f"the study's {key}", study[key])
+    return use
 
 
 def _run_study(args: argparse.Namespace, kind: str = "predictor-study") -> int:
@@ -116,8 +225,9 @@ def _run_study(args: argparse.Namespace, kind: str = "predictor-study") -> int:
         from schedlab.experiments.hybrid_reliability import run_reliability_study as run_study
         what = "reliability study"
     study = load_study(args.campaign)
-    out = check_output_dir(args.output or Path("out") / study["name"])
-    record_made_by(out, args)
+    identity = identity_of(study)
+    out, _ = _results_dir(args, study["name"], _study_use(args, study), identity)
+    record_made_by(out, args, identity)
     frame = run_study(study, out, progress=_say(args))
     _say(args)(f"{what} {study['name']!r}: {len(frame)} models -> {out / 'results.parquet'}")
     return 0
@@ -126,11 +236,10 @@ def _run_study(args: argparse.Namespace, kind: str = "predictor-study") -> int:
 def _run_factory(args: argparse.Namespace) -> int:
     from schedlab.experiments.policy_factory import load_factory, run_factory
 
-    if args.workers < 1:
-        raise InputError(f"--workers must be >= 1, got {args.workers}")
     factory = load_factory(args.campaign)
-    out = check_output_dir(args.output or Path("out") / factory["name"])
-    record_made_by(out, args)
+    identity = identity_of(factory)
+    out, _ = _results_dir(args, factory["name"], _study_use(args, factory), identity)
+    record_made_by(out, args, identity)
     bar = None
     if sys.stderr.isatty() and not args.quiet:
         from tqdm import tqdm
@@ -158,6 +267,7 @@ def _small_needs_a_campaign(args: argparse.Namespace) -> str | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    _check_workers(args)  # every flag before anything is written
     kind = _small_needs_a_campaign(args)
     if kind == "policy-factory":
         return _run_factory(args)
@@ -165,26 +275,50 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_study(args)
     if kind == "hybrid-reliability":
         return _run_study(args, kind)
-    from schedlab.experiments.plan import campaign_notes, history_notes
+    from schedlab.experiments.plan import campaign_notes, expand, history_notes
+    from schedlab.experiments.runner import CampaignInterrupted
 
-    campaign, runs, out = _campaign_and_runs(args)
-    record_made_by(out, args)
-    notes = [] if args.quiet else history_notes(runs)
-    for note in notes[:3]:
-        print(f"note: {note}", file=sys.stderr)
-    if len(notes) > 3:
-        print(f"note: ... and {len(notes) - 3} more histories like it (`experiment plan` lists them)", file=sys.stderr)
-    if campaign.compare is not None:  # what the report compares, and with which published figures
-        with atomic_write(out / "compare.json") as handle:
-            handle.write(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")
-    input_notes = campaign_notes(campaign)
-    if input_notes:  # what the report must say about the inputs
-        with atomic_write(out / "notes.json") as handle:
-            handle.write(json.dumps(input_notes, indent=1) + "\n")
-    if campaign.claims:  # the paper's findings the report checks
-        with atomic_write(out / "claims.json") as handle:
-            handle.write(json.dumps(list(campaign.claims), indent=1, sort_keys=True) + "\n")
-    rows = _run(args, campaign, runs, out)
+    campaign = _load_campaign(args)
+    identity = identity_of(campaign)
+    out, existed = _results_dir(args, campaign.name,
+                                campaign_use(args.campaign, _out_of(args, campaign.name), campaign), identity)
+    connection = None
+    try:
+        if args.dask:  # reached before anything is written: an unreachable scheduler leaves nothing behind
+            from schedlab.experiments.cluster import dask_client
+
+            connection = dask_client(args.dask, args.workers)
+        runs = expand(campaign, out)
+    except BaseException:
+        _close(connection)
+        if not existed and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
+    try:
+        record_made_by(out, args, identity)
+        notes = [] if args.quiet else history_notes(runs)
+        for note in notes[:3]:
+            print(f"note: {note}", file=sys.stderr)
+        if len(notes) > 3:
+            print(f"note: ... and {len(notes) - 3} more histories like it (`experiment plan` lists them)",
+                  file=sys.stderr)
+        if campaign.compare is not None:  # what the report compares, and with which published figures
+            with atomic_write(out / "compare.json") as handle:
+                handle.write(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")
+        input_notes = campaign_notes(campaign)
+        if input_notes:  # what the report must say about the inputs
+            with atomic_write(out / "notes.json") as handle:
+                handle.write(json.dumps(input_notes, indent=1) + "\n")
+        if campaign.claims:  # the paper's findings the report checks
+            with atomic_write(out / "claims.json") as handle:
+                handle.write(json.dumps(list(campaign.claims), indent=1, sort_keys=True) + "\n")
+        rows = _run(args, campaign, runs, out, connection)
+    except CampaignInterrupted as stopped:
+        print(f"schedlab: interrupted: {stopped.finished} of {stopped.total} runs finished, their rows in "
+              f"{out / 'results.parquet'}; the same command resumes", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        _close(connection)
     failed = [r for r in rows if not r["complete"]]
     _say(args)(f"campaign {campaign.name!r}: {len(rows) - len(failed)} of {len(rows)} runs complete -> "
                f"{out / 'results.parquet'}")
@@ -195,6 +329,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _close(connection) -> None:
+    for closer in (connection or (None, []))[1]:
+        closer()
+
+
 def expected_entries(runs, out: Path) -> dict[str, Any]:
     entries = {}
     for run in runs:
@@ -203,12 +342,17 @@ def expected_entries(runs, out: Path) -> dict[str, Any]:
     return entries
 
 
+def _expected_path(args: argparse.Namespace) -> Path:
+    stem = Path(args.campaign).stem + ("-small" if args.small is not None else "")
+    return Path(args.expected or Path(args.campaign).parent / "expected" / f"{stem}.json")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Every run is made afresh (a results directory of earlier runs would only be read back)."""
     import tempfile
 
-    stem = Path(args.campaign).stem + ("-small" if args.small is not None else "")
-    expected_path = Path(args.expected or Path(args.campaign).parent / "expected" / f"{stem}.json")
+    _check_workers(args)
+    expected_path = _expected_path(args)
     if not args.update and not expected_path.is_file():
         raise InputError("no expected results (run with --update to record them)", path=str(expected_path))
     _small_needs_a_campaign(args)
@@ -277,7 +421,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def record_made_by(out: Path, args: argparse.Namespace) -> None:
+def record_made_by(out: Path, args: argparse.Namespace, identity: str | None = None) -> None:
     """DIR/made-by.json: each `experiment run` into DIR (command, campaign file, commit, version,
     date), oldest first: a resumed campaign keeps the runs an earlier invocation made, and says so
     (read by `report --results-file` and `reproductions`)."""
@@ -290,9 +434,11 @@ def record_made_by(out: Path, args: argparse.Namespace) -> None:
                *(["--dask", args.dask] if getattr(args, "dask", None) else []),
                *(["--small", str(args.small)] if getattr(args, "small", None) is not None else [])]
     made = {"command": command, "campaign": str(args.campaign), "commit": source_commit(), "version": __version__,
-            "date": time.strftime("%Y-%m-%d")}
+            "date": time.strftime("%Y-%m-%d"), **({"identity": identity} if identity else {})}
     path = out / "made-by.json"
     earlier = json.loads(path.read_text()).get("invocations", []) if path.is_file() else []
+    if earlier and earlier[-1].get("identity") not in (None, identity):
+        earlier = []  # --replace: the results are another campaign's now, and so is their history
     with atomic_write(path) as handle:
         handle.write(json.dumps({"invocations": [*earlier, made]}, indent=1) + "\n")
 
@@ -330,6 +476,28 @@ def cmd_reproductions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _results_read(directories: list[str]):
+    """The files of results directories that `report` and `reproductions` read: the top files a
+    campaign or study writes and everything in its folders."""
+    from schedlab.paths import FileUse
+
+    use = FileUse()
+    for directory in directories:
+        root = Path(directory)
+        use.read(f"the results in {directory}", *(root / name for name in RESULTS_FILES))
+        for folder in RESULTS_DIRS:
+            if (root / folder).is_dir():
+                use.read(f"the results in {directory}", *(p for p in (root / folder).rglob("*") if p.is_file()))
+    return use
+
+
+def _report_use(args: argparse.Namespace):
+    from schedlab.experiments.report import REPORT_FILES
+
+    return _results_read([args.results]).into("the report directory (-o)", args.output, REPORT_FILES).write(
+        "--results-file", args.results_file)
+
+
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("experiment", help="campaigns: grids of workloads x platforms x schedulers x options x seeds")
     esub = p.add_subparsers(dest="experiment_command", required=True)
@@ -356,7 +524,12 @@ def add_parsers(sub: Any) -> None:
             g.add_argument("--expected", help="expected results (default: expected/STEM.json beside the campaign file, "
                                                  "STEM-small.json with --small)")
             g.add_argument("--update", action="store_true", help="record the results as the expected ones")
-        g.set_defaults(func=func)
+        if name == "run":
+            g.add_argument("--replace", action="store_true",
+                           help="replace the results of another campaign or study in --output (refused "
+                                "otherwise); finished runs with the same content are reused")
+        g.set_defaults(func=func, files=lambda args: campaign_use(args.campaign, args.output).write(
+            "--expected", _expected_path(args) if getattr(args, "update", False) else None))
     p = sub.add_parser("report", help="Markdown + HTML report with plots of a campaign's results")
     p.add_argument("results", help="a campaign's results directory (holding results.parquet)")
     p.add_argument("--output", "-o", required=True, help="report directory to write (report.md, report.html, PNGs)")
@@ -364,9 +537,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--results-file", metavar="FILE",
                    help="also write the Markdown to FILE (a study's RESULTS.md) headed by the command, commit "
                         "and version that made it")
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=cmd_report, files=_report_use)
     p = sub.add_parser("reproductions", help="the table of record: every published row of the studies' results "
                                              "directories, ours beside it, with the cause of each difference")
     p.add_argument("results", nargs="+", help="results directories of campaigns with [compare] or policy factories")
     p.add_argument("--output", "-o", required=True, help="Markdown file (docs/reproductions.md)")
-    p.set_defaults(func=cmd_reproductions)
+    p.set_defaults(func=cmd_reproductions, files=lambda args: _results_read(args.results).write(
+        "--output", args.output))

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from schedlab.paths import check_output_file, sha256_file
+from schedlab.paths import FileUse, check_output_file, sha256_file
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -74,7 +74,8 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--functions", default="lin,qdr,cub,qua", help="comma-separated (default lin,qdr,cub,qua)")
     g.add_argument("--compare", default="", help="print the study's coefficients beside ours: lublin256, ctc, sdsc")
     g.add_argument("--output", "-o", required=True, help="TOML file of fitted policies (queue_order=FILE#NAME)")
-    g.set_defaults(func=cmd_fit)
+    g.set_defaults(func=cmd_fit, files=lambda args: FileUse().read("the score table", args.scores).write(
+        "--output", args.output))
     g = psub.add_parser("scores", help="score tuples of a trace by permutation simulation (the proxy problem)")
     g.add_argument("trace", help="SWF trace (gzip or not)")
     g.add_argument("--tuples", type=int, default=440, help="windows of 16 + 32 jobs (default 440, the study's)")
@@ -87,4 +88,5 @@ def add_parsers(sub: Any) -> None:
                         "describe) or the authors' code's loop (swap position k with any position: biased toward "
                         "early submissions; see docs/design.md)")
     g.add_argument("--output", "-o", required=True, help="CSV p,q,r,score (+ FILE.json: metadata)")
-    g.set_defaults(func=cmd_scores)
+    g.set_defaults(func=cmd_scores, files=lambda args: FileUse().read("the trace", args.trace).write(
+        "--output", args.output).write("--output's metadata", f"{args.output}.json"))

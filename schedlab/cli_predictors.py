@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from schedlab.paths import check_output_file
+from schedlab.paths import FileUse, check_output_file
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -92,10 +92,13 @@ def add_parsers(sub: Any, *, light: bool = False) -> None:
     g.add_argument("--seed", type=int, default=0, help="seed of the learner and of a random split")
     g.add_argument("--margin", type=float, default=0.0, help="minutes added to every prediction (default 0)")
     g.add_argument("--output", "-o", required=True, help="model file to write (skops), card beside it")
-    g.set_defaults(func=cmd_train)
+    g.set_defaults(func=cmd_train, files=lambda args: FileUse().read("the workload (-w)", args.workload).write(
+        "--output", args.output).write("--output's model card", f"{args.output}.card.json"))
     g = psub.add_parser("evaluate", help="prediction errors of a saved model on a workload")
     g.add_argument("--model", "-m", required=True, help="a model file written by `predictor train`")
     g.add_argument("--workload", "-w", required=True, help="Batsim JSON workload to score the model on")
     g.add_argument("--json", action="store_true", help="print the report as JSON")
     g.add_argument("--csv", metavar="FILE", help="also write the report as one CSV row (minutes; shares in %%)")
-    g.set_defaults(func=cmd_evaluate)
+    g.set_defaults(func=cmd_evaluate, files=lambda args: FileUse().read("the model (-m)", args.model).read(
+        "the model's card", f"{args.model}.card.json").read("the workload (-w)", args.workload).write(
+        "--csv", args.csv))

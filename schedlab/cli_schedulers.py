@@ -68,7 +68,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_pybatsim_entry(args: argparse.Namespace) -> int:
-    from schedlab.paths import check_output_file
+    from schedlab.paths import check_output_file, write_text_atomic
     from schedlab.schedulers.base import scheduler_class
 
     scheduler_class(args.scheduler)  # a name pybatsim could not load is said now, not under batsim
@@ -82,10 +82,28 @@ def cmd_pybatsim_entry(args: argparse.Namespace) -> int:
         raise InputError(f"{path}: pybatsim loads a FILE.py whose stem is a Python name (it instantiates the "
                          "class named after the file, capitalised)")
     check_output_file(path)
-    path.write_text(ENTRY_TEMPLATE.format(name=name, filename=path.name, class_name=class_name),
-                    encoding="utf-8")
+    write_text_atomic(path, ENTRY_TEMPLATE.format(name=name, filename=path.name, class_name=class_name))
     print(f"{path}: pybatsim entry for {args.scheduler!r} (class {class_name})")
     return 0
+
+
+def _check_use(args: argparse.Namespace):
+    from schedlab.checker import reproduction_files
+    from schedlab.cli import scheduler_files
+    from schedlab.paths import FileUse
+
+    use = FileUse().read("the workload (-w)", args.workload)
+    scheduler_files(use, args.scheduler, args.option)
+    return use.into("--out", args.out, reproduction_files(args.resources))
+
+
+def _entry_use(args: argparse.Namespace):
+    from schedlab.cli import scheduler_files
+    from schedlab.paths import FileUse
+
+    use = FileUse()
+    scheduler_files(use, args.scheduler, [])
+    return use.write("--output", args.output)
 
 
 def add_parsers(sub: Any, add_scheduler_args: Any) -> None:
@@ -108,7 +126,7 @@ def add_parsers(sub: Any, add_scheduler_args: Any) -> None:
     c.add_argument("--out", "-o", help="directory for the smallest workload that shows a violation, with a "
                                        "platform and a replay command (written only on a violation)")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
-    c.set_defaults(func=cmd_check)
+    c.set_defaults(func=cmd_check, files=_check_use)
 
     p = sub.add_parser("pybatsim-entry", help="write a pybatsim entry file that runs a schedlab scheduler",
                        description="Write FILE.py that pybatsim loads (`pybatsim FILE.py`) to run a schedlab "
@@ -116,4 +134,4 @@ def add_parsers(sub: Any, add_scheduler_args: Any) -> None:
                                    "options come from pybatsim's -o JSON.")
     p.add_argument("scheduler", help="scheduler name (see `schedlab schedulers`) or MODULE:CLASS")
     p.add_argument("--output", "-o", required=True, help="the entry file to write (e.g. schedlabMine.py)")
-    p.set_defaults(func=cmd_pybatsim_entry)
+    p.set_defaults(func=cmd_pybatsim_entry, files=_entry_use)

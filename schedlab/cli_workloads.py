@@ -11,7 +11,7 @@ from typing import Any
 
 from schedlab.cli import progress_bar
 from schedlab.errors import InputError
-from schedlab.paths import atomic_write, check_output_file
+from schedlab.paths import FileUse, atomic_write, check_output_file
 
 
 def cmd_workload_generate(args: argparse.Namespace) -> int:
@@ -80,17 +80,18 @@ def cmd_workload_from_table(args: argparse.Namespace) -> int:
 
 
 def cmd_workload_lublin(args: argparse.Namespace) -> int:
-    from schedlab.workloads.lublin import generate, to_swf_columns, to_trace_jobs
+    from schedlab.workloads.lublin import check_machine, generate, to_swf_columns, to_trace_jobs
     from schedlab.workloads.swf import write_swf
 
+    check_machine(args.nodes, args.mode == "typed")
     to_swf = args.output.endswith(".swf")
     options = None if to_swf else _conversion_options(args)
-    swf_path = args.swf or (args.output if to_swf else None)
-    for path in filter(None, (args.output, swf_path)):
+    swf_paths = [path for path in ((args.output if to_swf else None), args.swf) if path]
+    for path in {args.output, *swf_paths}:
         check_output_file(path)
     jobs = generate(nodes=args.nodes, nb_jobs=args.jobs, seed=args.seed, typed=args.mode == "typed",
                     start_hour=args.start_hour, exact_clock=args.exact_clock)
-    if swf_path:
+    for swf_path in swf_paths:  # -o X.swf and --swf Y: both written
         with atomic_write(swf_path) as handle:
             write_swf(handle, to_swf_columns(jobs), jobs.header)
         print(f"{args.jobs} jobs (SWF) -> {swf_path}")
@@ -201,19 +202,21 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--seed", type=int, required=True, help="random seed: the same seed gives the same bytes")
     g.add_argument("--load", type=float, default=0.9, help="offered load, > 0 (default 0.9)")
     g.add_argument("--output", "-o", required=True, help="Batsim JSON workload to write")
-    g.set_defaults(func=cmd_workload_generate)
+    g.set_defaults(func=cmd_workload_generate, files=lambda args: FileUse().write("--output", args.output))
 
     g = wsub.add_parser("from-swf", help="SWF trace (gzip ok) -> Batsim JSON")
     g.add_argument("trace", help="an SWF trace (.swf or .swf.gz)")
     _add_conversion_args(g)
-    g.set_defaults(func=cmd_workload_from_swf)
+    g.set_defaults(func=cmd_workload_from_swf,
+                   files=lambda args: FileUse().read("the trace", args.trace).write("--output", args.output))
     g = wsub.add_parser("from-table", help="Slurm sacct / PM100 table (CSV or Parquet) -> Batsim JSON",
                         description=FROM_TABLE_COLUMNS)
     g.add_argument("table", help="a sacct export (sacct -P --format=...) or a PM100 / M100 table, CSV or Parquet")
     g.add_argument("--unit", choices=("cores", "nodes"), default="cores",
                    help="what res counts: cores (one resource per core) or nodes")
     _add_conversion_args(g)
-    g.set_defaults(func=cmd_workload_from_table)
+    g.set_defaults(func=cmd_workload_from_table,
+                   files=lambda args: FileUse().read("the table", args.table).write("--output", args.output))
     g = wsub.add_parser("lublin", help="Lublin-Feitelson model workload (Batsim JSON, or SWF with -o X.swf / --swf)")
     g.add_argument("--nodes", type=int, required=True, help="nodes of the modelled machine (the largest job)")
     g.add_argument("--jobs", type=int, required=True, help="number of jobs")
@@ -225,7 +228,8 @@ def add_parsers(sub: Any) -> None:
                    help="keep fractional arrival times (the program truncates each step, drifting the daily cycle)")
     g.add_argument("--swf", help="also write the SWF trace here")
     _add_conversion_args(g, trace=False)
-    g.set_defaults(func=cmd_workload_lublin)
+    g.set_defaults(func=cmd_workload_lublin,
+                   files=lambda args: FileUse().write("--output", args.output).write("--swf", args.swf))
     g = wsub.add_parser("check", help="validate a Batsim JSON workload as Batsim 4.2.1 would")
     g.add_argument("workload", help="a Batsim JSON workload")
     g.add_argument("--strict", action="store_true", help="warnings (jobs larger than nb_res) are errors")
@@ -239,7 +243,7 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--resource-per", choices=("core", "host"), default="core",
                    help="one Batsim compute resource per core (default) or per host")
     g.add_argument("--output", "-o", required=True, help="SimGrid platform XML to write")
-    g.set_defaults(func=cmd_platform_generate)
+    g.set_defaults(func=cmd_platform_generate, files=lambda args: FileUse().write("--output", args.output))
     g = psub.add_parser("list", help="platforms shipped with schedlab (usable by name: -p marconi100)")
     g.set_defaults(func=cmd_platform_list)
 

@@ -41,3 +41,5 @@ class SchedulerFailure(SchedlabError):
     `scheduler_module`: where the scheduler's class lives (schedlab's, or a user's)."""
 
     scheduler_module = "schedlab."
+    #: whether the message already says which scheduler raised (else the CLI prefixes it)
+    names_its_scheduler = False

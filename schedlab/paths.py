@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -119,3 +120,116 @@ def read_input_text(path: str | Path, what: str = "an input file") -> str:
         raise InputError(f"is a directory, expected {what}", path=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path=str(path)) from None
+
+
+# ------------------------------------------------------------------ a command never writes over its inputs
+
+
+@dataclass
+class FileUse:
+    """What a command reads and what it would write, replace or delete, each with the role that
+    names it in a message (`"--output"`, `"the workload (-w)"`). `out_dirs`: directories it writes
+    into (one must not be an input file); `owned`: directories whose whole content it may replace
+    (campaign runs), so no input may lie inside them."""
+
+    reads: list[tuple[str, Path]] = field(default_factory=list)
+    writes: list[tuple[str, Path]] = field(default_factory=list)
+    out_dirs: list[tuple[str, Path]] = field(default_factory=list)
+    owned: list[tuple[str, Path]] = field(default_factory=list)
+
+    def read(self, role: str, *paths: str | Path | None) -> FileUse:
+        self.reads += [(role, Path(p)) for p in paths if p is not None and str(p) != ""]
+        return self
+
+    def write(self, role: str, *paths: str | Path | None) -> FileUse:
+        self.writes += [(role, Path(p)) for p in paths if p is not None and str(p) != ""]
+        return self
+
+    def into(self, role: str, directory: str | Path | None, names: Iterable[str] = (),
+             owned: Iterable[str] = ()) -> FileUse:
+        """`directory` is written into: the files `names` in it, the subdirectories `owned` whole."""
+        if directory is None:
+            return self
+        directory = Path(directory)
+        self.out_dirs.append((role, directory))
+        self.writes += [(role, directory / name) for name in names]
+        self.owned += [(role, directory / name) for name in owned]
+        return self
+
+
+def files_in_option(value: object, base: Path = Path()) -> list[Path]:
+    """The existing files an option value names: the value itself, FILE of FILE#NAME, PATH of
+    KIND:PATH (`predictor=model:M.skops`), relative to `base`; a model's card beside it."""
+    text = str(value)
+    found = []
+    for candidate in dict.fromkeys((text, text.rpartition("#")[0], text.partition(":")[2])):
+        if candidate and (base / candidate).is_file():
+            found.append(base / candidate)
+            if candidate.endswith(".skops"):
+                found.append(base / f"{candidate}.card.json")
+    return found
+
+
+def _identity(path: Path) -> tuple[object, ...]:
+    """One file whatever the name: (device, inode) when it exists (links followed, hard links
+    equal), else the resolved path."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return ("path", os.path.realpath(path))
+    return ("inode", stat.st_dev, stat.st_ino)
+
+
+def refuse_overwriting_inputs(use: FileUse) -> None:
+    """The rule for every command (checked before any input is processed or any output touched): a
+    file it would write, replace or delete may not be one of its inputs (the same file after
+    resolving links), two outputs may not be one file, an output directory may not be an input
+    file, and no input may lie in a directory the command replaces whole."""
+    inputs: dict[tuple[object, ...], str] = {}
+    for role, path in use.reads:
+        if path.is_file():
+            inputs.setdefault(_identity(path), role)
+    written: dict[tuple[object, ...], str] = {}
+    for role, path in use.writes:
+        key = _identity(path)
+        if key in inputs:
+            raise InputError(f"{role} would write over {inputs[key]}, an input of this command (choose another "
+                             "output)", path=str(path))
+        if key in written and written[key] != role:
+            raise InputError(f"{role} and {written[key]} name the same file: one output would be lost",
+                             path=str(path))
+        written[key] = role
+    for role, directory in use.out_dirs:
+        key = _identity(directory)
+        if key in inputs:
+            raise InputError(f"{role} is {inputs[key]}, an input file of this command (expected a directory to "
+                             "write into)", path=str(directory))
+    for role, directory in use.owned:
+        root = os.path.realpath(directory)
+        for what, path in use.reads:
+            if path.is_file() and os.path.realpath(path).startswith(root + os.sep):
+                raise InputError(f"{what} lies in {directory}, which {role} replaces (move it elsewhere)",
+                                 path=str(path))
+
+
+@contextmanager
+def atomic_path(path: str | Path, suffix: str = "") -> Iterator[Path]:
+    """A temporary path beside `path` for a writer that takes a file name (pandas, matplotlib,
+    skops), renamed over `path` only once the writer has returned. `suffix`: what the writer needs
+    to see at the end of the name (".png")."""
+    target = Path(path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".part{suffix}", dir=target.parent)
+    os.close(fd)
+    try:
+        give_usual_mode(temporary)
+        yield Path(temporary)
+        os.replace(temporary, target)
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """`Path.write_text`, but the file appears whole or not at all."""
+    with atomic_write(path) as handle:
+        handle.write(text)

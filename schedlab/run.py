@@ -1,7 +1,16 @@
-"""One simulation on the embedded engine, with outputs written even when it fails part-way."""
+"""One simulation on the embedded engine, with outputs written even when it fails part-way.
+
+A results directory is written as a whole: the run's files go to a staging directory inside it and
+are moved in when the run ends. A complete run replaces an earlier run's files; an incomplete one
+never replaces an earlier complete run: it goes to DIR/incomplete/ beside it.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -9,10 +18,69 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.engine import Engine
-from schedlab.errors import SchedlabError
+from schedlab.errors import InputError, SchedlabError
 from schedlab.model import Platform
 from schedlab.outputs import build_summary, write_outputs
 from schedlab.workload import Workload
+
+#: where an incomplete run goes when its results directory holds an earlier complete run
+INCOMPLETE_DIR = "incomplete"
+
+
+class RunDirectory:
+    """A results directory written as a whole. `staging` (inside it, hidden) receives the run's
+    files; `publish` moves them in. Checked when made: none of the run's files may be a directory
+    (a directory named jobs.csv would stop the move half-way)."""
+
+    def __init__(self, out_dir: str | Path) -> None:
+        from schedlab.paths import RUN_FILES, check_output_dir
+
+        self.out = check_output_dir(out_dir)
+        for name in RUN_FILES:
+            if (self.out / name).exists() and not (self.out / name).is_file():
+                raise InputError(f"{name} there is not a file: a run writes {name} (move it away)", path=str(self.out))
+        incomplete = self.out / INCOMPLETE_DIR
+        if incomplete.exists() and not incomplete.is_dir():
+            raise InputError(f"{INCOMPLETE_DIR} there is not a directory: an incomplete run is written there when "
+                             "an earlier complete run is kept", path=str(self.out))
+        self.staging = Path(tempfile.mkdtemp(prefix=".schedlab-run-", dir=self.out))
+        self.replaced: list[str] = []
+
+    def holds_complete_run(self) -> bool:
+        """Whether the directory holds an earlier run's results that are not marked incomplete."""
+        summary = self.out / "summary.json"
+        if summary.is_file():
+            try:
+                return json.loads(summary.read_text(encoding="utf-8")).get("complete") is not False
+            except (OSError, ValueError, AttributeError):
+                return True  # unreadable: not ours to judge, kept
+        return (self.out / "jobs.csv").is_file()  # e.g. real Batsim's files: kept as a complete result
+
+    def publish(self, complete: bool) -> Path:
+        """Move the staged files in: into the directory when `complete` or when it holds no complete
+        run (an earlier run's other files removed: a directory never mixes two runs), else into
+        DIR/incomplete/ (replacing an earlier incomplete one). Returns where they went."""
+        from schedlab.paths import RUN_FILES
+
+        if not complete and self.holds_complete_run():
+            target = self.out / INCOMPLETE_DIR
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(self.staging, target)
+            return target
+        for name in RUN_FILES:
+            staged, final = self.staging / name, self.out / name
+            if final.is_file():
+                self.replaced.append(name)
+            if staged.is_file():
+                os.replace(staged, final)
+            elif final.is_file():
+                final.unlink()
+        shutil.rmtree(self.out / INCOMPLETE_DIR, ignore_errors=True)  # an older attempt's
+        self.discard()
+        return self.out
+
+    def discard(self) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)
 
 
 @dataclass
@@ -23,33 +91,30 @@ class RunResult:
     #: What stopped the run: a SchedlabError (a rule was broken: exit 1), KeyboardInterrupt (exit 130)
     #: or any other exception (a bug: exit 3). None when the run is complete.
     exception: BaseException | None = None
+    #: where the files went: the results directory, or its incomplete/ beside an earlier complete run
+    written_to: Path | None = None
+    #: the files of an earlier run that this one replaced
+    replaced: tuple[str, ...] = ()
 
     @property
     def is_bug(self) -> bool:
         return self.exception is not None and not isinstance(self.exception, SchedlabError | KeyboardInterrupt)
 
 
-def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: str | Path | None, *,
+def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: str | Path | RunDirectory | None, *,
              run_info: Mapping[str, Any] | None = None,
              progress: Callable[[int], None] | None = None, timing: str = "ideal") -> RunResult:
     """Run to the end. Whatever stops it once the engine has started (a broken rule, a scheduler
-    bug, Ctrl-C) still writes what finished, marked `"complete": false` with the error.
-    `timing`: "ideal" (zero latency) or "batsim" (Batsim 4.2.1's message timing on the platform
-    file `platform.source`; see engine_batsim.py)."""
-    engine: Any
-    if timing == "batsim":
-        from schedlab.batsim_network import message_routes
-        from schedlab.engine_batsim import BatsimTimedEngine
-
-        if not platform.source or not Path(platform.source).is_file():
-            raise ValueError(f"timing='batsim' derives message times from the platform file: platform "
-                             f"{platform.source!r} was not read from one (load_platform(path) gives one that was)")
-        engine = BatsimTimedEngine(platform, workload, scheduler, routes=message_routes(platform.source),
-                                   progress=progress)
-    elif timing == "ideal":
-        engine = Engine(platform, workload, scheduler, progress=progress)
-    else:
-        raise ValueError(f"timing must be 'ideal' or 'batsim', got {timing!r}")
+    bug, Ctrl-C) still writes what finished, marked `"complete": false` with the error; it never
+    replaces an earlier complete run in `out_dir` (RunDirectory). `timing`: "ideal" (zero latency)
+    or "batsim" (Batsim 4.2.1's message timing on the platform file `platform.source`; see
+    engine_batsim.py)."""
+    try:
+        engine = _engine(platform, workload, scheduler, timing, progress)
+    except BaseException:
+        if isinstance(out_dir, RunDirectory):
+            out_dir.discard()
+        raise
     exception: BaseException | None = None
     t0 = time.perf_counter()
     try:
@@ -63,10 +128,65 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
     elif isinstance(exception, SchedlabError):
         error = str(exception)
     elif exception is not None:
-        error = f"internal error: {type(exception).__name__}: {exception}"
+        error = failure_text(exception, scheduler, (run_info or {}).get("scheduler"))
     info = dict(run_info or {})
-    if out_dir is not None:
-        summary = write_outputs(engine, out_dir, run_info=info, simulation_time_s=elapsed, error=error)
-    else:
-        summary = build_summary(engine, run_info=info, simulation_time_s=elapsed, error=error)
-    return RunResult(engine, summary, error, exception)
+    report = getattr(scheduler, "run_report", None)
+    if report is not None:
+        try:
+            figures = report()
+        except Exception:  # a broken run's scheduler may not say; the run's own error is what counts
+            if exception is None:
+                raise
+            figures = {}
+        if figures:
+            info["scheduler_report"] = figures
+    if out_dir is None:
+        return RunResult(engine, build_summary(engine, run_info=info, simulation_time_s=elapsed, error=error),
+                         error, exception)
+    summary, where, replaced = write_run(engine, out_dir, run_info=info, simulation_time_s=elapsed, error=error)
+    return RunResult(engine, summary, error, exception, where, replaced)
+
+
+def write_run(engine: Engine, out_dir: str | Path | RunDirectory, *, run_info: Mapping[str, Any],
+              simulation_time_s: float, error: str | None) -> tuple[dict[str, Any], Path, tuple[str, ...]]:
+    """An engine's files written into a results directory as a whole (RunDirectory): returns the
+    summary, where the files went and which of an earlier run's files they replaced."""
+    directory = out_dir if isinstance(out_dir, RunDirectory) else RunDirectory(out_dir)
+    try:
+        summary = write_outputs(engine, directory.staging, run_info=run_info, simulation_time_s=simulation_time_s,
+                                error=error)
+        where = directory.publish(bool(summary["complete"]))
+    finally:
+        directory.discard()
+    return summary, where, tuple(directory.replaced)
+
+
+def _engine(platform: Platform, workload: Workload, scheduler: Any, timing: str,
+            progress: Callable[[int], None] | None) -> Any:
+    """The engine for `timing`: "ideal" (zero message latency) or "batsim" (Batsim 4.2.1's)."""
+    if timing == "batsim":
+        from schedlab.batsim_network import message_routes
+        from schedlab.engine_batsim import BatsimTimedEngine
+
+        if not platform.source or not Path(platform.source).is_file():
+            raise ValueError(f"timing='batsim' derives message times from the platform file: platform "
+                             f"{platform.source!r} was not read from one (load_platform(path) gives one that was)")
+        return BatsimTimedEngine(platform, workload, scheduler, routes=message_routes(platform.source),
+                                 progress=progress)
+    if timing == "ideal":
+        return Engine(platform, workload, scheduler, progress=progress)
+    raise ValueError(f"timing must be 'ideal' or 'batsim', got {timing!r}")
+
+
+def is_ours(scheduler: Any) -> bool:
+    """Whether a scheduler's class is schedlab's (its exceptions are our bugs) or a user's."""
+    return type(scheduler).__module__.startswith("schedlab.")
+
+
+def failure_text(exception: BaseException, scheduler: Any, name: Any = None) -> str:
+    """What stopped a run by an unexpected exception: our bug, or a user's scheduler's failure
+    (`name`: how the user named it, else its class's)."""
+    what = f"{type(exception).__name__}: {exception}"
+    if is_ours(scheduler):
+        return f"internal error: {what}"
+    return f"scheduler {name if isinstance(name, str) else type(scheduler).__name__!r} raised {what}"

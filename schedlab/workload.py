@@ -51,6 +51,15 @@ def _line_of_job(text: str, raw_id: Any, occurrence: int = 0) -> int | None:
     return None
 
 
+def job_line(path: str | Path, name: str) -> int | None:
+    """The line of job `name` (its id without the workload prefix) in a workload file, for messages."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return (_line_of_job(text, int(name)) if name.isdigit() else None) or _line_of_job(text, name)
+
+
 def _line_of_text(text: str, needle: str) -> int | None:
     index = text.find(needle)
     return None if index < 0 else text.count("\n", 0, index) + 1
@@ -114,6 +123,21 @@ def load_workload(path: str | Path, name: str = "w0") -> Workload:
     return parse_workload(_read_text(path), str(path), name)
 
 
+def require_batsim_fields(workload: Workload, text: str | None = None) -> None:
+    """What real Batsim 4.2.1 refuses at start-up, refused here too (`workload check` and every
+    command that simulates a workload file): no `nb_res`, a profile type it does not know."""
+    path = workload.source or None
+    if workload.nb_res is None:
+        raise InputError("missing (Batsim 4.2.1 requires it)", path=path, field="nb_res")
+    for pname, profile in workload.profiles.items():
+        if profile.type not in BATSIM_PROFILE_TYPES:
+            if text is None and path is not None and Path(path).is_file():
+                text = _read_text(Path(path))
+            raise InputError(f"profile {pname!r} has type {profile.type!r}, unknown to Batsim 4.2.1 (known: "
+                             f"{', '.join(sorted(BATSIM_PROFILE_TYPES))})", path=path,
+                             line=_line_of_text(text or "", json.dumps(pname) + ":"), field="type")
+
+
 def check_workload_file(path: str | Path) -> tuple[Workload, list[str], list[str]]:
     """Load a workload and apply the checks real Batsim 4.2.1 makes at start-up (nb_res present,
     known profile types): failures raise InputError naming the line. Returns the workload, warnings
@@ -122,13 +146,7 @@ def check_workload_file(path: str | Path) -> tuple[Workload, list[str], list[str
     path = Path(path)
     text = _read_text(path)
     workload = parse_workload(text, str(path))
-    if workload.nb_res is None:
-        raise InputError("missing (Batsim 4.2.1 requires it)", path=str(path), field="nb_res")
-    for pname, profile in workload.profiles.items():
-        if profile.type not in BATSIM_PROFILE_TYPES:
-            raise InputError(f"profile {pname!r} has type {profile.type!r}, unknown to Batsim 4.2.1 (known: "
-                             f"{', '.join(sorted(BATSIM_PROFILE_TYPES))})", path=str(path),
-                             line=_line_of_text(text, json.dumps(pname) + ":"), field="type")
+    require_batsim_fields(workload, text)
     warnings = []
     too_large = [job for job in workload.jobs if job.res > workload.nb_res]
     if too_large:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from schedlab.errors import InputError
+from schedlab.errors import InputError, SchedlabError, SchedulerFailure
 from schedlab.model import Decision, Job, JobState, Platform
 
 
@@ -76,6 +76,16 @@ class Scheduler:
     def options(self) -> dict[str, Any]:
         """The options this instance runs with (recorded in outputs)."""
         return {}
+
+    def run_report(self) -> dict[str, Any]:
+        """Extension point: figures of the run worth keeping (summary.json's `scheduler_report`),
+        e.g. how many jobs a hybrid planned as predictable."""
+        return {}
+
+    def run_notes(self) -> list[str]:
+        """Extension point: what a user must be told after the run (one line each, on stderr), e.g.
+        that a hybrid planned no job and so ran EASY's schedule."""
+        return []
 
 
 SCHEDULERS: dict[str, type[Scheduler]] = {}
@@ -171,10 +181,10 @@ def _coerce(text: str, annotation: Any) -> Any:
             raise ValueError(f"expected one of {', '.join(map(str, choices))}, got {text!r}")
         return text
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        if type(None) in typing.get_args(annotation) and text.lower() in ("none", "null", ""):
+            return None  # before `str`, which would take the word itself
         for arg in typing.get_args(annotation):
             if arg is type(None):
-                if text.lower() in ("none", "null", ""):
-                    return None
                 continue
             try:
                 return _coerce(text, arg)
@@ -185,11 +195,20 @@ def _coerce(text: str, annotation: Any) -> Any:
 
 
 def scheduler_option_types(cls: type[Scheduler]) -> dict[str, Any]:
-    """Keyword options of a scheduler class with their annotated types."""
+    """Keyword options of a scheduler class with their types: annotated, else the default's
+    (bool, int, float; `str | None` for a None default, so `none` gives None), else str."""
     hints = typing.get_type_hints(cls.__init__)
     params = inspect.signature(cls.__init__).parameters
-    return {name: hints.get(name, str) for name, p in params.items()
+    return {name: hints.get(name, _default_type(p.default)) for name, p in params.items()
             if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def _default_type(default: Any) -> Any:
+    if default is None:
+        return str | None
+    if isinstance(default, bool | int | float):
+        return type(default)
+    return str
 
 
 def create_scheduler(name: str, options: Mapping[str, Any] | None = None) -> Scheduler:
@@ -218,6 +237,12 @@ def _create(cls: type[Scheduler], name: str, options: Mapping[str, Any] | None) 
         raise InputError(f"bad options for scheduler {name!r}: {exc}") from None
     except InputError as exc:  # a file an option names (loaded at creation)
         raise option_named(exc, kwargs) from None
+    except SchedlabError:
+        raise
+    except Exception as exc:  # anything else: the scheduler's own failure (ours: a bug of ours)
+        failure = SchedulerFailure(f"scheduler {name!r} raised {type(exc).__name__}: {exc} in __init__")
+        failure.scheduler_module, failure.names_its_scheduler = cls.__module__, True
+        raise failure from exc
 
 
 def _inert(cls: type, options: Mapping[str, Any]) -> list[tuple[str, str, str]]:

@@ -46,14 +46,14 @@ class DIWS(PredictedEasy):
         "margin_min": "minutes added to every prediction (the study's +60 min was an analysis, not its scheduler)",
         "overrun": "a job running past its prediction: replanned to its walltime, or corrected (simple +1 h, "
                    "power, tsafrir)",
-        "allow_overlap": "accept a history holding simulated jobs or jobs ending after the first simulated "
-                         "submission (refused otherwise: it looks ahead); for an oracle arm",
+        "allow_overlap": "accept a history or model trained on simulated jobs or on jobs ending after the first "
+                         "simulated submission (refused otherwise: it looks ahead); for an oracle arm",
         "aging_s": "a job that has waited this long goes before younger ones, FCFS among them (0: off, the "
                    "study's order)"}
     option_acts_only = {
         **{key: (("model",), lambda o: not o["model"], "without model= (the saved model is used as it is)")
            for key in ("learner", "features", "seed")},
-        "allow_overlap": (("history",), lambda o: bool(o["history"]), "with history="),
+        "allow_overlap": (("history", "model"), lambda o: bool(o["history"] or o["model"]), "with history= or model="),
     }
 
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
@@ -88,8 +88,15 @@ class DIWS(PredictedEasy):
 
     def check_inputs(self, workload: Any) -> None:
         """A history that holds simulated jobs, or jobs ending after the first simulated submission,
-        would train the predictor on the future: refused unless `allow_overlap` (an oracle arm)."""
-        if not self.history or self.allow_overlap:
+        would train the predictor on the future, and so would a model whose card does not show
+        training data ending before it: refused unless `allow_overlap` (an oracle arm)."""
+        if self.allow_overlap:
+            return
+        if self.model:
+            from schedlab.predictors.training import refuse_look_ahead_model
+
+            refuse_look_ahead_model(self.model, workload)
+        if not self.history:
             return
         from schedlab.errors import InputError
         from schedlab.predictors.training import history_overlap

@@ -104,6 +104,14 @@ class EasyPlusPlus(PredictedEasy):
             options.update(model=self.model, refit_s=self.refit_s)
         return options
 
+    def check_inputs(self, workload: Any) -> None:
+        """A model whose card does not show training data ending before the workload: refused."""
+        super().check_inputs(workload)
+        if self.model:
+            from schedlab.predictors.training import refuse_look_ahead_model
+
+            refuse_look_ahead_model(self.model, workload)
+
     def prepare(self) -> None:
         if self._predictor is not None:
             return

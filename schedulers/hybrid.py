@@ -120,12 +120,33 @@ class Hybrid(PlanBased):
         self.estimated_accuracy: dict[str, float] = {}
         self.predictable: dict[str, bool] = {}
         self._planned: set[str] = set()  # running jobs started by step 1 (they count in the share)
+        self.nb_started_by_plan = 0  # jobs started by step 1, as predictable (summary.json says it)
         self.retrain_times_s: list[float] = []
         #: completed jobs the model had learned from after each retrain (0: no model yet)
         self.training_rows: list[int] = []
         self.alpha_history: list[tuple[float, float]] = []
         #: each unpredictable head's reservation at the decision that gave it
         self.head_reservations_s: dict[str, float] = {}
+
+    def run_report(self) -> dict[str, Any]:
+        """What summary.json keeps of the run: how many jobs were planned as predictable (step 1)."""
+        return {"nb_jobs_classified_predictable": sum(self.predictable.values()),
+                "nb_jobs_planned_as_predictable": self.nb_started_by_plan, "nb_jobs_classified": len(self.predictable),
+                "nb_retrains_with_a_model": sum(rows > 0 for rows in self.training_rows)}
+
+    def run_notes(self) -> list[str]:
+        """A line when no job was planned as predictable: the schedule is then EASY's, and why."""
+        if self.nb_started_by_plan or not self.predictable:
+            return []
+        unknown = sum(not math.isfinite(v) for v in self.requested_of_s.values())
+        if unknown == len(self.requested_of_s):
+            why = "no job has a requested time (walltime -1, no requested_time_s): predictions and the plan need one"
+        elif not any(self.training_rows):
+            why = (f"the reliability model never trained (it needs {self.MIN_TRAINING_ROWS} completed jobs before a "
+                   f"retrain, every {self.retrain:g} s)")
+        else:
+            why = f"no job's estimated accuracy reached threshold {self.threshold:g}"
+        return [f"hybrid: no job was planned as predictable, so the schedule is EASY's with requested times: {why}"]
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), "alpha0": self.alpha0, "threshold": self.threshold, "retrain": self.retrain,
@@ -265,7 +286,9 @@ class Hybrid(PlanBased):
         planned.sort(key=lambda e: (e[4] * e[5], e[1], e[2]))  # online-SVF
         started_before = len(decisions)
         self.plan_queue(profile, planned, now, decisions, capped=True)
-        self._planned.update(d.job_id for d in decisions[started_before:] if hasattr(d, "job_id"))
+        by_plan = [d.job_id for d in decisions[started_before:] if hasattr(d, "job_id")]
+        self._planned.update(by_plan)
+        self.nb_started_by_plan += len(by_plan)
         self._backfill(profile, candidates, now, decisions)
         started = {d.job_id for d in decisions[started_before:] if hasattr(d, "job_id")}
         if started:

@@ -168,7 +168,9 @@ def save_fitted(path: Path, fits: list[FittedPolicy], header: str = "") -> None:
                   "terms = [" + ", ".join(f'"{t}"' for t in fitted.terms) + "]",
                   "coefficients = [" + ", ".join(repr(c) for c in fitted.coefficients) + "]",
                   f"mae = {fitted.mae!r}" if math.isfinite(fitted.mae) else "", f'source = "{fitted.source}"']
-    path.write_text("\n".join(line for line in lines if line) + "\n")
+    from schedlab.paths import write_text_atomic
+
+    write_text_atomic(path, "\n".join(line for line in lines if line) + "\n")
 
 
 def load_fitted(path: Path, name: str) -> FittedPolicy:

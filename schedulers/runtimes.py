@@ -85,6 +85,29 @@ def load_oracle(path: str) -> dict[str, float]:
     return oracle
 
 
+def refuse_foreign_oracle(path: str, workload: Any) -> None:
+    """InputError naming the first simulated job the oracle workload lacks or holds differently
+    (another size or submit time: the file describes other jobs)."""
+    from schedlab.errors import InputError
+    from schedlab.workload import job_line, load_workload
+
+    oracle = load_workload(path)
+    by_id = {bare_id(job.id): job for job in oracle.jobs}
+    for job in workload.jobs:
+        name = bare_id(job.id)
+        theirs = by_id.get(name)
+        if theirs is None:
+            raise InputError(f"job {name} of the simulated workload is not in this oracle (oracle= must be the "
+                             "simulated workload)", path=path)
+        if (theirs.res, theirs.submit_time_s) != (job.res, job.submit_time_s):
+            raise InputError(f"job {name} differs from the simulated one (res {theirs.res} vs {job.res}, submit time "
+                             f"{theirs.submit_time_s:g} s vs {job.submit_time_s:g} s): oracle= must be the simulated "
+                             "workload", path=path, line=job_line(path, name))
+        if oracle.profiles[theirs.profile].delay_s is None:
+            raise InputError(f"job {name}: profile {theirs.profile!r} is not a delay profile (no run time)", path=path,
+                             line=job_line(path, name))
+
+
 class RuntimeEstimates:
     """Mixin for QueueScheduler subclasses: `estimate_s(job)` from the `runtime` option."""
 
@@ -151,6 +174,18 @@ class RuntimeEstimates:
     def on_simulation_begins(self, platform: Any, now: float) -> None:
         super().on_simulation_begins(platform, now)  # type: ignore[misc]
         self.prepare()
+
+    def check_inputs(self, workload: Any) -> None:
+        """oracle= must be the simulated workload (every simulated job, same size and submit time:
+        an oracle of another workload gives wrong "exact" run times without a word); a model of
+        predictor=model:PATH must have been trained before the workload starts."""
+        super().check_inputs(workload)  # type: ignore[misc]
+        if self._runtime_kind in ("exact", "perturbed") and self.oracle:
+            refuse_foreign_oracle(self.oracle, workload)
+        if self._runtime_kind == "predicted" and self._predictor_kind == "model":
+            from schedlab.predictors.training import refuse_look_ahead_model
+
+            refuse_look_ahead_model(parse_predictor(self.predictor)[1], workload, option="predictor")
 
     def prepare(self) -> None:
         super().prepare()  # type: ignore[misc]

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import settings
 
 from schedlab.model import Job, Profile
+from schedlab.schedulers.easy import EasyBackfilling
 from schedlab.workload import Workload
 
 REPO = Path(__file__).resolve().parent.parent
@@ -76,3 +77,15 @@ def need_shared(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not present: {path} (expected beside the repo in ../shared/data)")
     return path
+
+
+class FailingEasy(EasyBackfilling):
+    """EASY that raises `error` when deciding at t >= 5 (tests set `error` and `__module__`: one of
+    schedlab's modules makes it a bug of ours, another a user's scheduler's failure)."""
+
+    error: BaseException = ValueError("bad state")
+
+    def decide(self, now):
+        if now >= 5:
+            raise self.error
+        return super().decide(now)

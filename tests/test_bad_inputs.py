@@ -17,9 +17,9 @@ import pytest
 from schedlab.cli import main
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import SCHEDULERS
-from schedlab.schedulers.easy import EasyBackfilling
 from schedlab.workload import load_workload
 from schedlab.workloads.synthetic import SyntheticSpec, generate, write_generated
+from tests.conftest import FailingEasy as _Failing
 from tests.conftest import make_workload
 
 SPECS = [("a", 0, 1, 2, 5), ("b", 5, 1, 2, 5), ("c", 9, 2, 3, 5)]
@@ -201,7 +201,7 @@ def test_output_paths_are_checked_before_the_work(tmp_path, capsys):
                             "-o", str(tmp_path)], "is a directory")
     one_line_error(capsys, ["platform", "generate", "--hosts", "4", "-o", "/proc/schedlab/p.xml"],
                    "cannot create the output directory")
-    one_line_error(capsys, ["workload", "lublin", "--nodes", "8", "--jobs", "10", "--seed", "1",
+    one_line_error(capsys, ["workload", "lublin", "--nodes", "16", "--jobs", "10", "--seed", "1",
                             "-o", str(tmp_path)], "is a directory")
 
 
@@ -215,17 +215,6 @@ def test_a_results_directory_never_mixes_two_runs(tmp_path, capsys):
     assert not (out / "external.log").exists() and (out / "notes.txt").read_text() == "mine"
     assert "replaced external.log" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == ["jobs.csv", "notes.txt", "schedule.csv", "summary.json"]
-
-
-class _Failing(EasyBackfilling):
-    """Raises `error` when deciding at t >= 5 (after job a has finished)."""
-
-    error: BaseException = ValueError("bad state")
-
-    def decide(self, now):
-        if now >= 5:
-            raise self.error
-        return super().decide(now)
 
 
 @pytest.mark.parametrize(("error", "module", "code", "fragment"), [
@@ -370,14 +359,7 @@ def test_a_single_valued_option_given_twice_is_refused(tmp_path, capsys, monkeyp
     for flag in argv[::2]:
         base.pop({"--out": "-o"}.get(flag, flag), None)
     full = ["simulate", *[x for pair in base.items() for x in pair], *argv]
-    if "-O" in argv:  # scheduler options: our own one-line message
-        assert main(full) == 2
-    else:
-        with pytest.raises(SystemExit) as stopped:  # argparse's: usage, then the error
-            main(full)
-        assert stopped.value.code == 2
-    err = capsys.readouterr().err
-    assert "given twice" in err and "Traceback" not in err
+    one_line_error(capsys, full, "given twice")  # argparse's errors too: one line, no usage block
     assert not any(tmp_path.glob("*/jobs.csv"))  # nothing ran
 
 

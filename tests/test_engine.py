@@ -102,7 +102,7 @@ def _write_inputs(tmp_path, specs=SPECS, nb_res=4):
     platform = tmp_path / "p.xml"
     platform.write_text(cluster_xml(nb_res))
     workload = tmp_path / "w.json"
-    workload.write_text(json.dumps(make_workload(specs).to_json()))
+    workload.write_text(json.dumps(make_workload(specs, nb_res=nb_res).to_json()))
     return platform, workload
 
 

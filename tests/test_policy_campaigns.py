@@ -67,9 +67,13 @@ def test_factory_runs_once_fits_and_reports_beside_the_paper(tmp_path, capsys):
     text = (out / "report" / "report.md").read_text()
     assert "| VIF max: Lin / Qdr | 1.3 / 9.6 |" in text and "sign of the q coefficient: Lin, Qdr | +, \u2212" in text
     assert "MAE of Lin | 4.50·10⁻³" in text and (out / "report" / "factory.png").stat().st_size > 10_000
-    # another seed is another score table
+    # another seed is another factory: its results replace these only when told to
     (tmp_path / "f.toml").write_text(FACTORY.format(extra="").replace("seed = 3", "seed = 4"))
-    assert main(["experiment", "run", str(tmp_path / "f.toml"), "-o", str(out)]) == 0
+    fitted = (out / "fitted.toml").read_bytes()
+    capsys.readouterr()
+    assert main(["experiment", "run", str(tmp_path / "f.toml"), "-o", str(out)]) == 2
+    assert "--replace" in capsys.readouterr().err and (out / "fitted.toml").read_bytes() == fitted
+    assert main(["experiment", "run", str(tmp_path / "f.toml"), "-o", str(out), "--replace"]) == 0
     assert len(list((out / "scores").glob("*.csv"))) == 2
 
 

@@ -139,7 +139,7 @@ def test_bad_score_tables_are_one_line(tmp_path, capsys, content, fragment):
 def test_a_bad_policy_file_is_one_line(tmp_path, capsys):
     (tmp_path / "f.toml").write_text('[lin]\nfunction = "lin"\nterms = ["1", "p", "q", "r"]\ncoefficients = [1, 2]\n')
     workload = tmp_path / "w.json"
-    workload.write_text(__import__("json").dumps(make_workload([("a", 0, 1, 5, 10)]).to_json()))
+    workload.write_text(__import__("json").dumps(make_workload([("a", 0, 1, 5, 10)], nb_res=4).to_json()))
     code = main(["simulate", "-p", "lublin256", "-w", str(workload), "-s", "easy", "-O",
                  f"queue_order={tmp_path / 'f.toml'}#lin", "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err

@@ -64,6 +64,26 @@ TYPELESS_PARAMETERS = TypeParameters(0.244, 0.576, 0.8, 4.5, 7.0, 0.86, 4.2, 0.9
                                      10.2303, 0.4871, 8.1737, 3.9631, 1.0225)
 
 
+def smallest_machine(typed: bool) -> int:
+    """The fewest nodes the model describes: its UMED = log2(nodes) - 2.5 must be at least every job
+    type's ULOW (the lower stage of the size draw, U[ULOW, UMED), is empty below that)."""
+    lows = (BATCH_PARAMETERS.ulow, INTERACTIVE_PARAMETERS.ulow) if typed else (TYPELESS_PARAMETERS.ulow,)
+    nodes = math.ceil(2.0 ** (max(lows) + 2.5))
+    while math.log2(nodes) - 2.5 < max(lows):  # rounding of 2 ** x: the first size that really works
+        nodes += 1
+    return nodes
+
+
+def check_machine(nodes: int, typed: bool) -> None:
+    """InputError with the valid range for a machine the model cannot describe."""
+    smallest = smallest_machine(typed)
+    if nodes < smallest:
+        mode = "typed" if typed else "typeless"
+        raise InputError(f"--nodes {nodes}: the Lublin-Feitelson model ({mode} mode) describes machines of at least "
+                         f"{smallest} nodes (its UMED = log2(nodes) - 2.5 must reach ULOW); give --nodes {smallest} or "
+                         "more")
+
+
 def regularized_lower_gamma(shape: float, x: float) -> float:
     """P(shape, x): series below shape + 1, continued fraction above (tolerance 1e-12)."""
     if x <= 0:
@@ -175,6 +195,7 @@ def generate(*, nodes: int, nb_jobs: int, seed: int, typed: bool = True, start_h
     """`nb_jobs` jobs for a machine of `nodes` nodes, sorted by arrival, reproducible from `seed`."""
     if nodes < 1 or nb_jobs < 0:
         raise InputError("--nodes must be >= 1 and --jobs >= 0")
+    check_machine(nodes, typed)
     if not 0 <= start_hour < 24:  # also refuses NaN
         raise InputError(f"--start-hour must be in [0, 24), got {start_hour:g}")
     rng = np.random.default_rng(seed)

@@ -94,6 +94,8 @@ def read_table(path: str | Path):
     path = Path(path)
     if not path.exists():
         raise InputError("no such file", path=str(path))
+    if path.is_dir():
+        raise InputError("is a directory, expected a table (CSV or Parquet)", path=str(path))
     try:
         if path.suffix == ".parquet":
             frame = pd.read_parquet(path)
@@ -162,7 +164,7 @@ def to_trace_jobs(path: str | Path, *, unit: str = "cores") -> TraceJobs:
     wait = None
     if cols["start"] is not None:  # histories need completion times: submit + wait + run
         wait = _seconds(frame[cols["start"]], where, cols["start"]) - submit
-    origin = float(np.floor(np.nanmin(submit))) if len(submit) else 0.0
+    origin = float(np.floor(np.nanmin(submit))) if np.isfinite(submit).any() else 0.0  # none known: said later
     ids = frame[cols["job_id"]].to_numpy() if cols["job_id"] else np.arange(len(frame))
     return TraceJobs(source=where, job_ids=ids, submit_s=submit - origin, run_s=run, requested_procs=requested,
                      allocated_procs=allocated, requested_time_s=requested_time, status=status, extras=extras,

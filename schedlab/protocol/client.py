@@ -96,6 +96,7 @@ class ExternalDecisionProcess:
             self._allocs: dict[str, ProcSet] = {}
             self._profiles: dict[str, str] = {}  # job id -> profile name, until the job ends
             self._recorder = Recorder(record_path) if record_path else None
+            self._ended = False  # SIMULATION_ENDS sent: the record is complete
         except BaseException:  # set-up failed after the process started: it must not outlive us
             self.process.kill()
             self.process.wait()
@@ -139,6 +140,7 @@ class ExternalDecisionProcess:
         self._events.append(event(now, EventType.NOTIFY, {"type": "no_more_static_job_to_submit"}))
 
     def on_simulation_ends(self, now: float) -> None:
+        self._ended = True
         self._events.append(event(now, EventType.SIMULATION_ENDS, {}))
         self._exchange(now)
         self.close(wait=True)
@@ -197,7 +199,7 @@ class ExternalDecisionProcess:
         self.closed = True
         self._socket.close()
         if self._recorder:
-            self._recorder.close()
+            self._recorder.close(self._ended)
         try:
             if wait:
                 try:

@@ -346,11 +346,26 @@ def job_submitted_data(job: Job) -> dict[str, Any]:
 
 
 class Recorder:
-    """Writes every message as a JSON line: {seq, dir, wall, raw} (the shape of the shared captures)."""
+    """Writes every message as a JSON line: {seq, dir, wall, raw} (the shape of the shared captures),
+    into a temporary file beside `path`: a complete exchange is renamed to `path`, an interrupted
+    one to NAME.incomplete.SUFFIX (`incomplete_path`), so a partial record never replaces a file."""
 
     def __init__(self, path: str | Path) -> None:
-        self._handle: IO[str] = Path(path).open("w", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        import tempfile
+
+        from schedlab.paths import give_usual_mode
+
+        self.path = Path(path)
+        fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".part", dir=self.path.parent)
+        give_usual_mode(temporary)
+        self._temporary = Path(temporary)
+        self._handle: IO[str] = open(fd, "w", encoding="utf-8")  # noqa: SIM115 (closed in close())
         self._seq = 0
+        self.written_to: Path | None = None
+
+    @property
+    def incomplete_path(self) -> Path:
+        return self.path.with_name(f"{self.path.stem}.incomplete{self.path.suffix}")
 
     def write(self, direction: str, raw: bytes | str) -> None:
         text = raw.decode() if isinstance(raw, bytes) else raw
@@ -358,5 +373,16 @@ class Recorder:
         self._handle.flush()
         self._seq += 1
 
-    def close(self) -> None:
-        self._handle.close()
+    def close(self, complete: bool = True) -> Path | None:
+        """Rename the record into place (`complete`) or beside it (none when no message came);
+        returns where it went."""
+        import os
+
+        if not self._handle.closed:
+            self._handle.close()
+            if complete or self._seq:
+                self.written_to = self.path if complete else self.incomplete_path
+                os.replace(self._temporary, self.written_to)
+            else:
+                self._temporary.unlink()
+        return self.written_to

@@ -38,6 +38,7 @@ def record(listen: str, forward: str, output: str, *, timeout_s: float | None = 
     for sock in (front, back):
         sock.setsockopt(zmq.LINGER, 1000)
     recorder = Recorder(output)
+    complete = False
     timeout_ms = None if timeout_s is None else timeout_s * 1000
     count = 0
     try:
@@ -61,8 +62,14 @@ def record(listen: str, forward: str, output: str, *, timeout_s: float | None = 
             front.send(reply)
             count += 2
             if _is_end(raw):
+                complete = True
                 return count
+    except ProtocolError as exc:
+        where = recorder.close(complete)
+        if where is None:
+            raise
+        raise ProtocolError(f"{exc} (the messages so far: {where})") from exc
     finally:
-        recorder.close()
+        recorder.close(complete)
         front.close()
         back.close()

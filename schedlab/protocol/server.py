@@ -168,7 +168,7 @@ def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None,
         return server
     finally:
         if recorder:
-            recorder.close()
+            recorder.close(server.finished)
         if monitor is not None:
             socket.disable_monitor()
             monitor.close()
