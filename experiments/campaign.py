@@ -208,6 +208,13 @@ def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
         if not path.is_file():
             raise at.error(f"no such file: {path}", "workloads", index, kind)
         source = str(path)
+        if kind == "file":  # Batsim's rules, as simulate and `workload check` apply them
+            from schedlab.workload import load_workload, require_batsim_fields
+
+            try:
+                require_batsim_fields(load_workload(path))
+            except InputError as exc:
+                raise at.error(str(exc), "workloads", index, kind) from None
     elif kind == "synthetic":
         source = _table(source, SYNTHETIC_KEYS, at, "workloads", index)
         for key in ("jobs", "resources"):

@@ -43,6 +43,14 @@ def dask_client(target: str, workers: int) -> tuple[Any, list[Callable[[], None]
         return client, [client.close, cluster.close]
     if not target.startswith(("tcp://", "tls://", "ucx://")):
         raise InputError(f"--dask {target!r}: expected local, slurm, pbs or a scheduler address (tcp://HOST:PORT)")
+    if target.startswith("tcp://"):  # a refused or unroutable address is said at once, not after Dask's retries
+        import socket
+
+        host, _, port = target[len("tcp://"):].rpartition(":")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+        except (OSError, ValueError) as exc:
+            raise InputError(f"--dask {target}: cannot reach the Dask scheduler: {exc}") from None
     try:
         client = Client(target, timeout="10s")
     except OSError as exc:

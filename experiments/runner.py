@@ -69,7 +69,7 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     from schedlab.experiments.campaign import HISTORY
     from schedlab.experiments.plan import resolve_history
     from schedlab.run import simulate
-    from schedlab.schedulers.base import create_scheduler
+    from schedlab.schedulers.base import create_scheduler, raised_by
 
     final = Path(runs_dir) / run["id"]
     temporary = Path(runs_dir) / f".{run['id']}.{os.getpid()}.part"
@@ -82,7 +82,8 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
                                   run["workload_path"])
         scheduler = create_scheduler(run["scheduler_name"], option_values(options))
         if HISTORY not in run["options"].values():  # "@history" is made by the planner, completed before
-            scheduler.check_inputs(workload)  # before the jitter: an oracle holds the workload as written
+            with raised_by(type(scheduler), run["scheduler_name"], "check_inputs", bad_options=False):
+                scheduler.check_inputs(workload)  # before the jitter: an oracle holds the workload as written
         if run["repetition"] is not None:
             workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
         result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
@@ -109,6 +110,36 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     shutil.rmtree(final, ignore_errors=True)
     os.replace(temporary, final)
     return row(run, summary)
+
+
+def check_run_inputs(runs: list[Any]) -> None:
+    """Before any run (exit 2, nothing written): each configuration whose options name a file of the
+    user's (an oracle, a model, a history; not the campaign's own "@workload" or "@history") checked
+    against each workload it runs on (`Scheduler.check_inputs`, as `simulate` checks it)."""
+    from schedlab.errors import InputError
+    from schedlab.experiments.campaign import HISTORY, WORKLOAD
+    from schedlab.paths import files_in_option
+    from schedlab.schedulers.base import create_scheduler, raised_by
+
+    seen = set()
+    for run in runs:
+        given = {k: v for k, v in run.options.items() if v not in (HISTORY, WORKLOAD)}
+        if run.repetition is not None or not any(files_in_option(v) for v in given.values()):
+            continue
+        key = (run.scheduler_name, json.dumps(run.options, sort_keys=True, default=str), run.workload_path)
+        if key in seen:
+            continue
+        seen.add(key)
+        options = {**run.options, **(run.files or {})}
+        if HISTORY in options.values():  # made by the planner from the same trace: right by construction
+            continue
+        scheduler = create_scheduler(run.scheduler_name, option_values({
+            k: run.workload_path if v == WORKLOAD else v for k, v in options.items()}))
+        try:
+            with raised_by(type(scheduler), run.scheduler_name, "check_inputs", bad_options=False):
+                scheduler.check_inputs(_workload(run.workload_path, run.workload_sha256))
+        except InputError as exc:
+            raise InputError(f"run {run.key!r}: {exc}") from None
 
 
 def after_warmup(run_dir: Path, summary: dict[str, Any], share: float) -> dict[str, Any]:

@@ -182,11 +182,13 @@ def history_overlap(history, workload) -> str | None:
 
 def model_overlap(card: dict[str, Any], workload) -> str | None:
     """Why a saved model would look ahead into the simulated `workload`, or None. Its card must show
-    training data ending before the first simulated submission: a model trained on the simulated
-    file itself is refused; one converted from the same trace compares in trace time (its
-    `completed_before`, else its jobs' latest submit + run time, plus the converter's shift); one
-    from another source cannot hold the simulated jobs. A model without its card is refused (its
-    training data are unknown)."""
+    training data ending before the first simulated submission, by history_overlap's rule: a model
+    trained on the simulated file itself is refused; one converted from the same trace compares in
+    trace time: its `completed_before` must not be later than the first simulated submission; without
+    one, a job ending later (submit + run, a lower bound) is refused, and so is the rest (the waits are
+    not in the file: when its jobs ended is unknown; convert with --completed-before). One from
+    another source cannot hold the simulated jobs. A model without its card is refused (its training
+    data are unknown)."""
     trained = card.get("training_data") if isinstance(card, dict) else None
     if not isinstance(trained, dict):
         return "its card (MODEL.card.json, written beside it by `schedlab predictor train`) is missing: what it " \
@@ -200,16 +202,19 @@ def model_overlap(card: dict[str, Any], workload) -> str | None:
             and Path(str(ours["source"])).name == Path(str(theirs["source"])).name) or not workload.jobs:
         return None  # another source (or a card from before cards said it): no shared clock to compare
     first_s = min(job.submit_time_s for job in workload.jobs) + float(ours.get("submit_shift_s", 0.0))
-    if theirs.get("completed_before") is not None:
-        end_s = float(theirs["completed_before"])
-    elif "last_end_s" in trained:
+    if theirs.get("completed_before") is not None:  # what a site knew then: exact
+        if float(theirs["completed_before"]) > first_s:
+            return (f"it learned from the jobs completed before trace time {float(theirs['completed_before']):g} s, "
+                    f"after the first simulated submission ({first_s:g} s)")
+        return None
+    if "last_end_s" in trained:
         end_s = float(trained["last_end_s"]) + float(theirs.get("submit_shift_s", 0.0))
-    else:
-        return "its card does not say when its training data end: retrain it with this version"
-    if end_s > first_s:
-        return (f"its training data end at trace time {end_s:g} s or later, after the first simulated submission "
-                f"({first_s:g} s)")
-    return None
+        if end_s > first_s:
+            return (f"its training data end at trace time {end_s:g} s or later, after the first simulated "
+                    f"submission ({first_s:g} s)")
+    return ("its training workload was converted without completed_before, and its jobs' waits are not in the "
+            f"file: whether they ended before the first simulated submission (trace time {first_s:g} s) is unknown; "
+            f"train on a history converted with --completed-before {first_s:g}")
 
 
 def refuse_look_ahead_model(path: str | Path, workload, *, option: str = "model") -> None:

@@ -98,12 +98,11 @@ def _scheduler_use(args: argparse.Namespace):
 def scheduler_files(use: Any, scheduler: str | None, option_pairs: Sequence[str] | None) -> None:
     """The files a scheduler spec (FILE.py:CLASS) and its options (history=, model=, oracle=,
     queue_order=FILE#NAME, predictor=model:PATH; a model's card) name, as inputs of `use`."""
+    from schedlab.paths import files_in_option
     from schedlab.schedulers.base import parse_options
 
     if scheduler and ":" in scheduler:
         use.read("the scheduler's file", scheduler.rpartition(":")[0])
-    from schedlab.paths import files_in_option
-
     for key, value in parse_options(option_pairs or []).items():
         use.read(f"-O {key}", *files_in_option(value))
 
@@ -129,7 +128,7 @@ def _platform_of(text: str, timing: str) -> tuple[Any, Path | None]:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from schedlab.engine import Engine
     from schedlab.metrics import format_table
-    from schedlab.paths import check_output_file
+    from schedlab.paths import check_output_file, new_directories, remove_if_empty
     from schedlab.run import RunDirectory, simulate
     from schedlab.workload import load_workload, require_batsim_fields
 
@@ -163,11 +162,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload)
     require_batsim_fields(workload)
     if not args.external:
-        from schedlab.schedulers.base import create_scheduler, option_named
+        from schedlab.schedulers.base import create_scheduler, option_named, raised_by
 
         scheduler: Any = create_scheduler(args.scheduler, options)
         try:
-            scheduler.check_inputs(workload)
+            with raised_by(type(scheduler), args.scheduler, "check_inputs", bad_options=False):
+                scheduler.check_inputs(workload)
         except InputError as exc:
             raise option_named(exc, options) from None
     Engine.check_workload(workload)
@@ -180,13 +180,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if workload.nb_res != platform.nb_resources:  # said once the inputs are known good: a refusal is one line
         _warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
               "resources (the platform decides; Batsim only uses nb_res with --mmax-workload)")
-    existed = Path(args.out).exists()
+    made = new_directories(args.out)
     directory = RunDirectory(args.out)  # a bad output path is said before a model is trained
     out = directory.out
     try:
         if not args.external:
-            try:
-                scheduler.prepare()  # loads or trains what the options name: a bad file fails before any output
+            try:  # loads or trains what the options name: a bad file fails before any output
+                with raised_by(type(scheduler), args.scheduler, "prepare", bad_options=False):
+                    scheduler.prepare()
             except InputError as exc:
                 raise option_named(exc, options) from None
         if args.external:  # started first: a command that cannot start leaves an earlier run's files alone
@@ -195,8 +196,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                                                 log_path=str(directory.staging / "external.log"))
     except BaseException:
         directory.discard()
-        if not existed and not any(out.iterdir()):
-            out.rmdir()  # made by the check above: nothing of ours stays behind
+        remove_if_empty(made)  # made by the check above: nothing of ours stays behind
         raise
     name = f"external: {args.external}" if args.external else args.scheduler
     bar, update = progress_bar(len(workload.jobs), not args.quiet, name)
@@ -239,11 +239,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def _run_notes(result: Any) -> list[str]:
     """What a finished run must not leave unsaid: jobs the scheduler rejected (how many, why), and
-    what the scheduler itself says of the run (`Scheduler.run_notes`)."""
+    what the scheduler itself says of the run (`Scheduler.run_notes`). None after a failure: its
+    one line is what counts then."""
     from collections import Counter
 
     from schedlab.model import JobState
 
+    if result.exception is not None:
+        return []
     records = result.engine.records.values()
     reasons = Counter(r.metadata or "no reason given" for r in records if r.state is JobState.REJECTED)
     notes = []
@@ -251,7 +254,7 @@ def _run_notes(result: Any) -> list[str]:
         told = "; ".join(f"{count} {reason}" for reason, count in reasons.most_common(3))
         notes.append(f"{sum(reasons.values())} of {len(records)} jobs were rejected by the scheduler ({told})")
     teller = getattr(result.engine.scheduler, "run_notes", None)
-    if teller is not None and result.exception is None:
+    if teller is not None:
         notes += teller()
     return notes
 

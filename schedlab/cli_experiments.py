@@ -6,13 +6,14 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 from schedlab.cli import EXIT_FAILURE, EXIT_INTERRUPTED
 from schedlab.errors import InputError
-from schedlab.paths import atomic_write, check_output_dir, check_output_file
+from schedlab.paths import atomic_write, check_output_dir, check_output_file, remove_if_empty
 
 #: What `experiment check` compares, per run: the deterministic part of summary.json.
 CHECKED_FIELDS = ("complete", "metrics")
@@ -39,8 +40,8 @@ def campaign_use(campaign_path: str | Path, out: str | Path | None, campaign=Non
             if ":" in spec.name:
                 use.read(f"scheduler {spec.label!r}", spec.name.rpartition(":")[0])
             for options in spec.combinations():
-                for key, value in {**options, **spec.files(options)}.items():
-                    use.read(f"scheduler {spec.label!r} option {key}", *files_in_option(value, Path(spec.base)))
+                for key, value in {**options, **spec.files(options)}.items():  # FILE#NAME made absolute
+                    use.read(f"scheduler {spec.label!r} option {key}", *files_in_option(value))
     return use.into("the results directory (-o)", out, RESULTS_FILES, owned=RESULTS_DIRS)
 
 
@@ -64,23 +65,29 @@ def _out_of(args: argparse.Namespace, name: str) -> Path:
     return Path(args.output or Path("out") / name)
 
 
-def _results_dir(args: argparse.Namespace, name: str, use, identity: str | None = None) -> tuple[Path, bool]:
+def _results_dir(args: argparse.Namespace, name: str, use, identity: str | None = None,
+                 campaign=None) -> tuple[Path, list[Path]]:
     """The results directory, checked before anything is written: no input written over, writable,
     and (with `identity`) not holding another campaign's or study's results unless --replace.
-    Returns it (made) and whether it existed."""
-    from schedlab.paths import refuse_overwriting_inputs
+    Returns it (made) and the directories making it created (removed again on a failure)."""
+    from schedlab.paths import new_directories, refuse_overwriting_inputs
 
     out = _out_of(args, name)
     refuse_overwriting_inputs(use)
     if identity is not None and not getattr(args, "replace", False):
-        refuse_other_results(out, name, identity)
-    existed = out.exists()
-    return check_output_dir(out), existed
+        if campaign is None:
+            refuse_other_results(out, name, identity)
+        else:
+            refuse_dropping_runs(out, campaign, identity)
+    made = new_directories(out)
+    return check_output_dir(out), made
 
 
-def identity_of(spec: Any) -> str:
-    """What identifies a campaign (its parsed content, wherever its file lies) or a study (its
-    dict): recorded in made-by.json, compared before results are replaced."""
+def identity_of(spec: Any, base: Path) -> str:
+    """What identifies a campaign (its parsed content) or a study (its dict), paths taken relative to
+    its file's folder `base` (a moved project is the same campaign): recorded in made-by.json,
+    compared before results are replaced."""
+    import os
     from dataclasses import asdict, is_dataclass
 
     from schedlab.experiments.campaign import canonical_hash
@@ -92,7 +99,44 @@ def identity_of(spec: Any) -> str:
             scheduler.pop("base", None)
     else:
         content = dict(spec)
-    return canonical_hash(json.loads(json.dumps(content, default=str)))
+    text = json.dumps(content, default=str, sort_keys=True).replace(json.dumps(str(base.resolve()) + os.sep)[1:-1], "")
+    return canonical_hash(json.loads(text))
+
+
+def _last_identity(out: Path) -> tuple[dict[str, Any] | None, bool]:
+    """made-by.json's last invocation that recorded an identity, and whether any did."""
+    try:
+        invocations = json.loads((out / "made-by.json").read_text(encoding="utf-8")).get("invocations", [])
+    except (OSError, ValueError, AttributeError):
+        invocations = []
+    known = [entry for entry in invocations if isinstance(entry, dict) and entry.get("identity")]
+    return (known[-1] if known else None), bool(known)
+
+
+def refuse_dropping_runs(out: Path, campaign, identity: str) -> None:
+    """Exit 2 when results.parquet in `out` holds runs this campaign would drop from it (another
+    campaign, or this one with runs taken out). The same content (made-by.json's identity) is
+    checked at once; otherwise the plan is made aside and its run ids compared (a campaign grown by
+    a seed or a scheduler, or moved with its files, keeps every earlier run: allowed)."""
+    import tempfile
+
+    from schedlab.experiments.plan import expand
+
+    if not (out / "results.parquet").is_file():
+        return
+    last, _ = _last_identity(out)
+    if last is not None and last["identity"] == identity:
+        return
+    earlier = _result_column(out, "run_id")
+    with tempfile.TemporaryDirectory(prefix="schedlab-plan-") as scratch:
+        planned = {run.id for run in expand(campaign, Path(scratch))}
+    dropped = earlier - planned
+    if dropped:
+        made = f" (made by {last.get('campaign', '?')} on {last.get('date', '?')})" if last else ""
+        names = ", ".join(sorted(_result_column(out, "campaign"))) or "?"
+        raise InputError(f"holds {len(dropped)} run(s) of campaign {names}{made} that campaign {campaign.name!r} "
+                         "would drop from results.parquet; --replace replaces them (finished runs with the same "
+                         "content are reused), or give another -o", path=str(out))
 
 
 #: files whose presence means a results directory holds results
@@ -104,17 +148,13 @@ def refuse_other_results(out: Path, name: str, identity: str) -> None:
     differs; for directories made before identities were recorded, another campaign name)."""
     if not any((out / marker).is_file() for marker in RESULT_MARKERS):
         return
-    try:
-        invocations = json.loads((out / "made-by.json").read_text(encoding="utf-8")).get("invocations", [])
-    except (OSError, ValueError, AttributeError):
-        invocations = []
-    known = [entry for entry in invocations if isinstance(entry, dict) and entry.get("identity")]
-    if known:
-        if known[-1]["identity"] == identity:
+    last, _ = _last_identity(out)
+    if last is not None:
+        if last["identity"] == identity:
             return
-        earlier = f"made by {known[-1].get('campaign', '?')} on {known[-1].get('date', '?')}, a different content"
+        earlier = f"made by {last.get('campaign', '?')} on {last.get('date', '?')}, a different content"
     else:
-        names = _result_names(out)
+        names = _result_column(out, "campaign") if (out / "results.parquet").is_file() else set()
         if names <= {name}:
             return
         earlier = f"campaign {', '.join(sorted(names)) or 'unknown'}"
@@ -122,13 +162,13 @@ def refuse_other_results(out: Path, name: str, identity: str) -> None:
                      "(finished runs with the same content are reused), or give another -o", path=str(out))
 
 
-def _result_names(out: Path) -> set[str]:
-    """The campaign names a results.parquet holds (none readable: empty)."""
+def _result_column(out: Path, column: str) -> set[str]:
+    """The values of a column of results.parquet ({"?"}: not ours, or unreadable)."""
     try:
         import pyarrow.parquet as pq
 
-        return {str(v) for v in pq.read_table(out / "results.parquet", columns=["campaign"]).column(0).to_pylist()}
-    except Exception:  # not ours, or unreadable: no name to compare with
+        return {str(v) for v in pq.read_table(out / "results.parquet", columns=[column]).column(0).to_pylist()}
+    except Exception:  # not ours, or unreadable: nothing to compare with
         return {"?"}
 
 
@@ -225,7 +265,7 @@ def _run_study(args: argparse.Namespace, kind: str = "predictor-study") -> int:
         from schedlab.experiments.hybrid_reliability import run_reliability_study as run_study
         what = "reliability study"
     study = load_study(args.campaign)
-    identity = identity_of(study)
+    identity = identity_of(study, Path(args.campaign).parent)
     out, _ = _results_dir(args, study["name"], _study_use(args, study), identity)
     record_made_by(out, args, identity)
     frame = run_study(study, out, progress=_say(args))
@@ -237,7 +277,7 @@ def _run_factory(args: argparse.Namespace) -> int:
     from schedlab.experiments.policy_factory import load_factory, run_factory
 
     factory = load_factory(args.campaign)
-    identity = identity_of(factory)
+    identity = identity_of(factory, Path(args.campaign).parent)
     out, _ = _results_dir(args, factory["name"], _study_use(args, factory), identity)
     record_made_by(out, args, identity)
     bar = None
@@ -276,12 +316,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if kind == "hybrid-reliability":
         return _run_study(args, kind)
     from schedlab.experiments.plan import campaign_notes, expand, history_notes
-    from schedlab.experiments.runner import CampaignInterrupted
+    from schedlab.experiments.runner import CampaignInterrupted, check_run_inputs
 
     campaign = _load_campaign(args)
-    identity = identity_of(campaign)
-    out, existed = _results_dir(args, campaign.name,
-                                campaign_use(args.campaign, _out_of(args, campaign.name), campaign), identity)
+    identity = identity_of(campaign, Path(args.campaign).parent)
+    out, made = _results_dir(args, campaign.name, campaign_use(args.campaign, _out_of(args, campaign.name), campaign),
+                             identity, campaign)
     connection = None
     try:
         if args.dask:  # reached before anything is written: an unreachable scheduler leaves nothing behind
@@ -289,10 +329,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             connection = dask_client(args.dask, args.workers)
         runs = expand(campaign, out)
+        check_run_inputs(runs)  # files options name (an oracle, a model) against each workload, as simulate does
     except BaseException:
         _close(connection)
-        if not existed and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()
+        if made:  # made for this run and holding only the inputs it made: nothing of ours stays behind
+            shutil.rmtree(out, ignore_errors=True)
+            remove_if_empty(made)
         raise
     try:
         record_made_by(out, args, identity)

@@ -25,8 +25,8 @@ def sha256_file(path: str | Path) -> str:
             digest.update(block)
     return digest.hexdigest()
 
-#: Files a run writes into its results directory; stale copies are removed before a new run, so a
-#: directory never mixes two runs (other files are left alone).
+#: Files a run writes into its results directory; a complete run removes an earlier run's copies it
+#: did not write, so a directory never mixes two runs (other files are left alone; run.RunDirectory).
 RUN_FILES = ("jobs.csv", "schedule.csv", "summary.json", "external.log")
 
 
@@ -69,20 +69,6 @@ def check_output_file(path: str | Path) -> Path:
         raise InputError("output file is not writable", path=str(target))
     _probe(parent, "output file's directory", target)
     return target
-
-
-def clear_run_files(directory: Path, keep: tuple[str, ...] = ()) -> list[str]:
-    """Remove our own files from an earlier run in `directory` (but those in `keep`, already
-    rewritten by this run); returns their names."""
-    removed = []
-    for name in RUN_FILES:
-        stale = directory / name
-        if name in keep:
-            continue
-        if stale.is_file():
-            stale.unlink()
-            removed.append(name)
-    return removed
 
 
 def give_usual_mode(path: str | Path) -> None:
@@ -157,13 +143,21 @@ class FileUse:
         return self
 
 
+def is_file(path: Path) -> bool:
+    """`Path.is_file`, false for a name the system cannot even look up (too long, NUL byte)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def files_in_option(value: object, base: Path = Path()) -> list[Path]:
     """The existing files an option value names: the value itself, FILE of FILE#NAME, PATH of
     KIND:PATH (`predictor=model:M.skops`), relative to `base`; a model's card beside it."""
     text = str(value)
     found = []
     for candidate in dict.fromkeys((text, text.rpartition("#")[0], text.partition(":")[2])):
-        if candidate and (base / candidate).is_file():
+        if candidate and is_file(base / candidate):
             found.append(base / candidate)
             if candidate.endswith(".skops"):
                 found.append(base / f"{candidate}.card.json")
@@ -175,7 +169,7 @@ def _identity(path: Path) -> tuple[object, ...]:
     equal), else the resolved path."""
     try:
         stat = path.stat()
-    except OSError:
+    except (OSError, ValueError):
         return ("path", os.path.realpath(path))
     return ("inode", stat.st_dev, stat.st_ino)
 
@@ -187,7 +181,7 @@ def refuse_overwriting_inputs(use: FileUse) -> None:
     file, and no input may lie in a directory the command replaces whole."""
     inputs: dict[tuple[object, ...], str] = {}
     for role, path in use.reads:
-        if path.is_file():
+        if is_file(path):
             inputs.setdefault(_identity(path), role)
     written: dict[tuple[object, ...], str] = {}
     for role, path in use.writes:
@@ -206,10 +200,29 @@ def refuse_overwriting_inputs(use: FileUse) -> None:
                              "write into)", path=str(directory))
     for role, directory in use.owned:
         root = os.path.realpath(directory)
-        for what, path in use.reads:
-            if path.is_file() and os.path.realpath(path).startswith(root + os.sep):
+        inside = [(what, path) for what, path in use.reads if is_file(path)]
+        inside += [(what, path) for what, path in use.writes if what != role]  # another output in it
+        for what, path in inside:
+            if os.path.realpath(path).startswith(root + os.sep):
                 raise InputError(f"{what} lies in {directory}, which {role} replaces (move it elsewhere)",
                                  path=str(path))
+
+
+def new_directories(path: str | Path) -> list[Path]:
+    """The directories that making `path` would create, outermost first (removed again, when still
+    empty, by a command that fails before writing anything: `remove_if_empty`)."""
+    made, current = [], Path(path).absolute()
+    while not current.exists() and current != current.parent:
+        made.append(current)
+        current = current.parent
+    return made[::-1]
+
+
+def remove_if_empty(directories: list[Path]) -> None:
+    """Remove `directories` (as `new_directories` lists them) that hold nothing, innermost first."""
+    for directory in reversed(directories):
+        with suppress(OSError):
+            directory.rmdir()
 
 
 @contextmanager

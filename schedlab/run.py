@@ -25,6 +25,36 @@ from schedlab.workload import Workload
 
 #: where an incomplete run goes when its results directory holds an earlier complete run
 INCOMPLETE_DIR = "incomplete"
+#: the hidden directory a run is staged in, inside its results directory (then the process id)
+STAGING_PREFIX = ".schedlab-run-"
+
+
+def _holds_an_incomplete_run(directory: Path) -> bool:
+    """Only run files, and a summary saying `"complete": false`: what `publish` may replace."""
+    from schedlab.paths import RUN_FILES
+
+    if not directory.is_dir() or any(entry.name not in RUN_FILES for entry in directory.iterdir()):
+        return False
+    try:
+        return json.loads((directory / "summary.json").read_text(encoding="utf-8")).get("complete") is False
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 class RunDirectory:
@@ -40,10 +70,14 @@ class RunDirectory:
             if (self.out / name).exists() and not (self.out / name).is_file():
                 raise InputError(f"{name} there is not a file: a run writes {name} (move it away)", path=str(self.out))
         incomplete = self.out / INCOMPLETE_DIR
-        if incomplete.exists() and not incomplete.is_dir():
-            raise InputError(f"{INCOMPLETE_DIR} there is not a directory: an incomplete run is written there when "
-                             "an earlier complete run is kept", path=str(self.out))
-        self.staging = Path(tempfile.mkdtemp(prefix=".schedlab-run-", dir=self.out))
+        if incomplete.exists() and not _holds_an_incomplete_run(incomplete):
+            raise InputError(f"{INCOMPLETE_DIR} there is not an incomplete run of schedlab's (it is replaced when a "
+                             "run ends; move it away)", path=str(self.out))
+        for stale in self.out.glob(f"{STAGING_PREFIX}*"):  # staged by a run that was killed (SIGKILL)
+            pid = stale.name[len(STAGING_PREFIX):].partition("-")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(stale, ignore_errors=True)
+        self.staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=self.out))
         self.replaced: list[str] = []
 
     def holds_complete_run(self) -> bool:
@@ -64,7 +98,8 @@ class RunDirectory:
 
         if not complete and self.holds_complete_run():
             target = self.out / INCOMPLETE_DIR
-            shutil.rmtree(target, ignore_errors=True)
+            shutil.rmtree(target, ignore_errors=True)  # an earlier incomplete run (checked when made)
+            os.chmod(self.staging, 0o777 & ~_umask())  # as a directory made by mkdir, not mkdtemp's 0700
             os.replace(self.staging, target)
             return target
         for name in RUN_FILES:

@@ -7,10 +7,11 @@ once, and applies the frozen decisions it returns.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -232,15 +233,31 @@ def _create(cls: type[Scheduler], name: str, options: Mapping[str, Any] | None) 
         raise InputError(f"option {key}={kwargs[key]} has no effect with {given} (it acts only {when}); "
                          "drop one of them")
     try:
-        return cls(**kwargs)
+        with raised_by(cls, name, "__init__"):
+            return cls(**kwargs)
     except (ValueError, TypeError) as exc:
         raise InputError(f"bad options for scheduler {name!r}: {exc}") from None
     except InputError as exc:  # a file an option names (loaded at creation)
         raise option_named(exc, kwargs) from None
-    except SchedlabError:
+
+
+@contextlib.contextmanager
+def raised_by(cls: type, name: str, where: str, *, bad_options: bool = True) -> Iterator[None]:
+    """A user's scheduler's code (`where`: __init__, prepare, check_inputs) raising anything but our
+    errors is that scheduler's failure (SchedulerFailure: exit 1, "scheduler X raised ... in
+    __init__"), not a bug of schedlab's; `bad_options`: ValueError and TypeError pass through (in
+    __init__ they are bad options). Ours raising stays a bug."""
+    passing: tuple[type[BaseException], ...] = (SchedlabError, KeyboardInterrupt)
+    if bad_options:
+        passing += (ValueError, TypeError)
+    try:
+        yield
+    except passing:
         raise
-    except Exception as exc:  # anything else: the scheduler's own failure (ours: a bug of ours)
-        failure = SchedulerFailure(f"scheduler {name!r} raised {type(exc).__name__}: {exc} in __init__")
+    except Exception as exc:
+        if cls.__module__.startswith("schedlab."):
+            raise
+        failure = SchedulerFailure(f"scheduler {name!r} raised {type(exc).__name__}: {exc} in {where}")
         failure.scheduler_module, failure.names_its_scheduler = cls.__module__, True
         raise failure from exc
 
@@ -251,7 +268,8 @@ def _inert(cls: type, options: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     found = []
     for key, (others, acts, when) in merged_class_dict(cls, "option_acts_only").items():
         if key in options and not acts(effective):
-            found.append((key, ", ".join(f"{other}={effective.get(other)}" for other in others), when))
+            found.append((key, ", ".join(f"{other}={effective.get(other)}" if effective.get(other) not in ("", None)
+                                         else f"no {other}=" for other in others), when))
     return found
 
 

@@ -22,7 +22,8 @@ from tests.conftest import TRACES, make_workload
 from tests.conftest import FailingEasy as _Failing
 
 SPECS = [("a", 0, 1, 2, 5), ("b", 5, 1, 2, 5), ("c", 9, 2, 3, 5)]
-SWF = "; MaxProcs: 8\n" + "".join(f"{i} {60 * i} 0 100 4 -1 -1 4 200 -1 1 {i % 3} 3 -1 1 0 -1 -1\n"
+# jobs every 60 s, each waiting 400 s then running 100 s: a job submitted at t ends at t + 500
+SWF = "; MaxProcs: 8\n" + "".join(f"{i} {60 * i} 400 100 4 -1 -1 4 200 -1 1 {i % 3} 3 -1 1 0 -1 -1\n"
                                   for i in range(1, 41))
 
 
@@ -170,6 +171,42 @@ def test_an_incomplete_run_into_a_fresh_directory_stays_there(tmp_path, capsys, 
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left behind
 
 
+def test_a_users_folder_named_incomplete_is_never_deleted(tmp_path, capsys, monkeypatch):
+    platform, workload = inputs(tmp_path)
+    out = tmp_path / "res"
+    (out / "incomplete").mkdir(parents=True)
+    (out / "incomplete" / "notes.txt").write_text("mine")
+    refused(capsys, ["simulate", "-p", platform, "-w", workload, "-s", "easy", "-o", str(out)],
+            "incomplete there is not an incomplete run of schedlab's", unchanged=tmp_path)
+    (out / "incomplete" / "notes.txt").unlink()
+    refused(capsys, ["simulate", "-p", platform, "-w", workload, "-o", str(out), "--external", "x {socket}",
+                     "--record", str(out / "incomplete" / "rec.jsonl")], "--record lies in", unchanged=tmp_path)
+    # an incomplete run of ours there is replaced by the next one, and readable by others (not 0700)
+    monkeypatch.setattr(_Failing, "__module__", __name__)
+    monkeypatch.setitem(SCHEDULERS, "failing", _Failing)
+    (out / "incomplete").rmdir()
+    assert main(["simulate", "-p", platform, "-w", workload, "-s", "easy", "-o", str(out), "-q"]) == 0
+    for _ in range(2):
+        assert main(["simulate", "-p", platform, "-w", workload, "-s", "failing", "-o", str(out), "-q"]) == 1
+    capsys.readouterr()
+    assert (out / "incomplete").stat().st_mode & 0o755 == 0o755 & ~_umask()
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def test_a_killed_runs_staging_is_cleared_by_the_next_run(tmp_path):
+    platform, workload = inputs(tmp_path)
+    out = tmp_path / "o"
+    (out / ".schedlab-run-999999999-abc").mkdir(parents=True)  # no such process
+    (out / ".schedlab-run-999999999-abc" / "jobs.csv").write_text("half")
+    assert main(["simulate", "-p", platform, "-w", workload, "-s", "easy", "-o", str(out), "-q"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["jobs.csv", "schedule.csv", "summary.json"]
+
+
 def test_a_directory_in_place_of_an_output_file_is_refused_before_the_run(tmp_path, capsys):
     platform, workload = inputs(tmp_path)
     out = tmp_path / "o"
@@ -181,7 +218,7 @@ def test_a_directory_in_place_of_an_output_file_is_refused_before_the_run(tmp_pa
     (out / "jobs.csv").rmdir()
     (out / "incomplete").write_text("mine")
     refused(capsys, ["simulate", "-p", platform, "-w", workload, "-s", "easy", "-o", str(out)],
-            "incomplete there is not a directory", unchanged=tmp_path)
+            "incomplete there is not an incomplete run", unchanged=tmp_path)
 
 
 def test_the_api_writes_a_results_directory_as_a_whole(tmp_path, monkeypatch):
@@ -230,7 +267,7 @@ def test_another_campaign_never_replaces_results_silently(tmp_path, capsys):
     other = _campaign(tmp_path, schedulers=("easy-sjbf",), file="other.toml")  # same name, other content
     err = refused(capsys, ["experiment", "run", str(other), "-o", str(out), "--workers", "1"], "--replace",
                   unchanged=tmp_path)
-    assert "holds the results of another campaign" in err
+    assert "holds 2 run(s) of campaign c" in err and "would drop from results.parquet" in err
     assert main(["experiment", "run", str(other), "-o", str(out), "--workers", "1", "-q", "--replace"]) == 0
     frame = pd.read_parquet(out / "results.parquet")
     assert list(frame["scheduler"]) == ["easy-sjbf"]
@@ -238,16 +275,30 @@ def test_another_campaign_never_replaces_results_silently(tmp_path, capsys):
     assert len(made) == 1 and made[0]["campaign"] == str(other)  # the history is the new campaign's
 
 
-def test_campaign_refusals_leave_nothing_behind(tmp_path, capsys):
+def test_a_campaign_grown_or_moved_keeps_its_results(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    out = project / "out"
+    assert main(["experiment", "run", str(_campaign(project)), "-o", str(out), "--workers", "1", "-q"]) == 0
+    # another scheduler: every earlier run stays in results.parquet, so no --replace is needed
+    grown = _campaign(project, schedulers=("fcfs", "easy", "easy-sjbf"))
+    assert main(["experiment", "run", str(grown), "-o", str(out), "--workers", "1", "-q"]) == 0
+    assert len(pd.read_parquet(out / "results.parquet")) == 3
+    moved = tmp_path / "moved"
+    project.rename(moved)
+    assert main(["experiment", "run", str(moved / "c.toml"), "-o", str(moved / "out"), "--workers", "1", "-q"]) == 0
+
+
+def test_campaign_refusals_leave_nothing_behind(tmp_path, capsys, monkeypatch):
     path = _campaign(tmp_path)
     out = tmp_path / "out"
     assert main(["experiment", "run", str(path), "-o", str(out), "--workers", "1", "-q"]) == 0
     refused(capsys, ["experiment", "run", str(path), "-o", str(out), "--workers", "0"], "--workers must be >= 1",
             unchanged=tmp_path)
-    fresh = tmp_path / "fresh"
-    refused(capsys, ["experiment", "run", str(path), "-o", str(fresh), "--dask", "tcp://127.0.0.1:9"],
+    monkeypatch.chdir(tmp_path / "out")  # the default -o out/NAME: neither folder stays behind
+    refused(capsys, ["experiment", "run", str(path), "--dask", "tcp://127.0.0.1:9"],
             "cannot reach the Dask scheduler", unchanged=tmp_path)
-    assert not fresh.exists()
+    assert not (tmp_path / "out" / "out").exists()
 
 
 def test_history_placeholder_without_a_history_is_refused_before_any_conversion(tmp_path, capsys):
@@ -332,18 +383,26 @@ def test_an_oracle_must_be_the_simulated_workload(tmp_path, capsys):
     assert main([*base, "-O", f"oracle={workload}", "-q"]) == 0
 
 
-def test_an_oracle_in_a_jittered_campaign_is_checked_before_the_jitter(tmp_path):
+def test_an_oracle_in_a_campaign_is_checked_before_any_run(tmp_path, capsys):
     path = _campaign(tmp_path, schedulers=())
     path.write_text(path.read_text() + '\n[[schedulers]]\nname = "fcfs-bf1"\noptions = { runtime = "exact", '
                     'oracle = "@workload" }\n\n[perturb]\nsubmit_jitter_s = 30\nrepetitions = 2\n')
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "1", "-q"]) == 0
+    _, workload = inputs(tmp_path)  # another workload as the oracle: refused before results are written
+    path.write_text(path.read_text().replace('"@workload"', f'"{workload}"'))
+    err = refused(capsys, ["experiment", "run", str(path), "-o", str(tmp_path / "o2"), "--workers", "1"],
+                  "is not in this oracle", unchanged=tmp_path)
+    assert err.count("run '") == 1
 
 
 def test_a_model_must_have_been_trained_before_the_simulated_workload(tmp_path, capsys):
     trace = tmp_path / "t.swf"
     trace.write_text(SWF)
-    early, late, whole = (str(tmp_path / n) for n in ("early.json", "late.json", "whole.json"))
-    for out, flags in ((early, ["--first", "20"]), (late, ["--start", "1500"]), (whole, [])):
+    early, late, whole, first = (str(tmp_path / n) for n in ("early.json", "late.json", "whole.json", "first.json"))
+    # jobs 1-16 are submitted before 1000 s; those submitted after 500 s end after it (waits of 400 s);
+    # the first 14 seem to end by 940 s (submit + run), yet really end by 1340 s
+    for out, flags in ((early, ["--completed-before", "1000"]), (late, ["--start", "1000"]), (whole, []),
+                       (first, ["--first", "14"])):
         assert main(["workload", "from-swf", str(trace), "-o", out, *flags]) == 0
     platform = tmp_path / "p.xml"
     platform.write_text(cluster_xml(8))
@@ -355,10 +414,16 @@ def test_a_model_must_have_been_trained_before_the_simulated_workload(tmp_path, 
     late_model = _model(tmp_path, late, "late.skops")
     refused(capsys, [*base, "-w", early, "-O", f"model={late_model}"], "its training data end at trace time",
             unchanged=tmp_path)
-    # earlier jobs: accepted; the deliberate oracle arm too
+    # the first 14 jobs were all submitted before the window, but some ended in it (their waits are not
+    # in the file, so submit + run would say they had ended): refused, as the same file as a history is
+    first_model = _model(tmp_path, first, "first.skops")
+    refused(capsys, [*base, "-w", late, "-O", f"model={first_model}"], "converted without completed_before",
+            unchanged=tmp_path)
+    refused(capsys, [*base, "-w", late, "-O", f"history={first}"], "converted without completed_before",
+            unchanged=tmp_path)
+    # the jobs completed before the window: accepted; the deliberate oracle arm too
     early_model = _model(tmp_path, early, "early.skops")
-    late_start = json.loads(Path(late).read_text())["conversion"]["submit_shift_s"]
-    assert late_start >= 1500
+    assert json.loads(Path(late).read_text())["conversion"]["submit_shift_s"] >= 1000
     assert main([*base, "-w", late, "-O", f"model={early_model}"]) == 0
     assert main([*base, "-w", early, "-O", f"model={late_model}", "--allow-overlap"]) == 0
     # without its card, what it learned from is unknown
@@ -429,9 +494,34 @@ def test_simulate_and_workload_check_share_batsims_rules(tmp_path, capsys):
     doc = json.loads(Path(workload).read_text())
     del doc["nb_res"]
     Path(workload).write_text(json.dumps(doc))
+    campaign = _campaign(tmp_path)
+    campaign.write_text(campaign.read_text().replace("synthetic = { jobs = 30, resources = 8 }", 'file = "w.json"'))
     for argv in (["workload", "check", workload], ["simulate", "-p", platform, "-w", workload, "-s", "easy", "-o",
-                                                   str(tmp_path / "o")]):
+                                                   str(tmp_path / "o")],
+                 ["experiment", "run", str(campaign), "-o", str(tmp_path / "c")]):
         refused(capsys, argv, "field 'nb_res': missing (Batsim 4.2.1 requires it)", unchanged=tmp_path)
+
+
+def test_a_user_schedulers_prepare_or_check_raising_is_its_failure(tmp_path, capsys):
+    (tmp_path / "pk.py").write_text('''from schedlab.schedulers.easy import EasyBackfilling
+
+
+class Prep(EasyBackfilling):
+    def prepare(self):
+        raise RuntimeError("no model file")
+
+
+class Check(EasyBackfilling):
+    def check_inputs(self, workload):
+        raise KeyError("user")
+''')
+    platform, workload = inputs(tmp_path)
+    for name, where in (("Prep", "prepare"), ("Check", "check_inputs")):
+        spec = f"{tmp_path / 'pk.py'}:{name}"
+        assert main(["simulate", "-p", platform, "-w", workload, "-s", spec, "-o", str(tmp_path / "o")]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"scheduler '{spec}' raised" in err and f"in {where}" in err
+        assert "internal error" not in err
 
 
 def test_flags_are_named_as_typed(tmp_path, capsys):
@@ -466,6 +556,15 @@ def test_a_hybrid_that_plans_nothing_says_so(tmp_path, capsys):
     assert "hybrid: no job was planned as predictable" in err and "no job has a requested time" in err
     report = json.loads((tmp_path / "o" / "summary.json").read_text())["scheduler_report"]
     assert report["nb_jobs_planned_as_predictable"] == 0 and report["nb_jobs_classified"] == 60
+
+
+def test_a_long_option_value_is_no_file_name(tmp_path, capsys):
+    (tmp_path / "plain.py").write_text("from schedlab.schedulers.easy import EasyBackfilling\n\n\n"
+                                       "class Plain(EasyBackfilling):\n    def __init__(self, *, s='x'):\n"
+                                       "        super().__init__()\n")
+    platform, workload = inputs(tmp_path)
+    assert main(["simulate", "-p", platform, "-w", workload, "-s", f"{tmp_path / 'plain.py'}:Plain", "-O",
+                 "s=" + "a" * 300, "-o", str(tmp_path / "o"), "-q"]) == 0
 
 
 def test_a_number_of_resources_is_a_platform_in_the_cli_too(tmp_path, capsys):
