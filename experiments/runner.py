@@ -315,6 +315,11 @@ def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str 
                     rows[result["run_id"]] = result
                 report()
     except KeyboardInterrupt:
+        for run in plain:  # runs a worker finished in a batch that had not come back yet are on disk
+            if run["id"] not in rows:
+                done = finished_row(run, runs_dir)
+                if done is not None:
+                    rows[run["id"]] = done
         finished = [rows[run["id"]] for run in plain if run["id"] in rows]
         write_results(finished, out_dir / "results.parquet")
         raise CampaignInterrupted(len(finished), len(plain)) from None

@@ -443,6 +443,9 @@ def test_ctrl_c_stops_a_campaign_and_its_workers(tmp_path):
     time.sleep(1.5)  # no worker goes on writing runs after the campaign has stopped
     assert sorted(p.name for p in (out / "runs").glob("[0-9a-f]*")) == stopped and len(stopped) < 12
     assert all(json.loads((out / "runs" / run / "summary.json").read_text())["complete"] for run in stopped)
+    # what finished is in results.parquet, and the message says so (a real SIGINT through the pool)
+    assert f"interrupted: {len(stopped)} of 12 runs finished" in err and "the same command resumes" in err
+    assert sorted(pd.read_parquet(out / "results.parquet")["run_id"]) == stopped
 
 
 def test_perturbation_verdict_is_paired_by_instance():
