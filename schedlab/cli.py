@@ -339,7 +339,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from schedlab.experiments.demo import run_demo
     from schedlab.paths import check_output_dir
 
-    refuse_other_results(Path(args.out), "demo", identity="")  # the demo's own directory, not a campaign's
+    # the demo's own directory (a demo with other sizes replaces its results), never a campaign's
+    refuse_other_results(Path(args.out), "demo", identity="", remedy="the demo writes into a directory of its "
+                         "own: give another -o")
     run_demo(check_output_dir(args.out), nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed,
              show_progress=not args.quiet)
     return 0
@@ -380,7 +382,8 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> typing.NoReturn:
         """One line like every other bad input (argparse prints its usage block and exits)."""
-        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+        command = self.prog.removeprefix("schedlab").strip()  # the sub-command, "" for the top level
+        raise UsageError(f"{command + ': ' if command else ''}{message} (see `{self.prog} --help`)")
 
 
 class UsageError(InputError):

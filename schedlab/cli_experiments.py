@@ -143,7 +143,8 @@ def refuse_dropping_runs(out: Path, campaign, identity: str) -> None:
 RESULT_MARKERS = ("results.parquet", "factory.json")
 
 
-def refuse_other_results(out: Path, name: str, identity: str) -> None:
+def refuse_other_results(out: Path, name: str, identity: str, remedy: str = "--replace replaces them (finished "
+                         "runs with the same content are reused), or give another -o") -> None:
     """Exit 2 when `out` holds the results of another campaign or study (made-by.json's identity
     differs; for directories made before identities were recorded, another campaign name)."""
     if not any((out / marker).is_file() for marker in RESULT_MARKERS):
@@ -158,8 +159,7 @@ def refuse_other_results(out: Path, name: str, identity: str) -> None:
         if names <= {name}:
             return
         earlier = f"campaign {', '.join(sorted(names)) or 'unknown'}"
-    raise InputError(f"holds the results of another campaign or study ({earlier}); --replace replaces them "
-                     "(finished runs with the same content are reused), or give another -o", path=str(out))
+    raise InputError(f"holds the results of another campaign or study ({earlier}); {remedy}", path=str(out))
 
 
 def _result_column(out: Path, column: str) -> set[str]:
