@@ -259,7 +259,7 @@ def test_schedulers_listing_shows_choices_defaults_and_whole_sentences(capsys):
     assert "-O backfill_order=  queue | sjbf | svf (default: queue)" in out
     assert "-O model=           PATH.skops (default: none)" in out  # an empty default is said
     assert "-O protect_head=    true | false (default: true)" in out
-    from schedlab.cli import _first_sentence
+    from schedlab.cli.simulation import _first_sentence
     from schedlab.schedulers.base import all_schedulers, scheduler_option_specs
 
     assert _first_sentence("EASY (Tsafrir et al. 2007) is good.\nMore. And more.") == \
@@ -388,7 +388,7 @@ def _parser_actions(parser, path=()):
 
 def test_every_option_and_argument_has_a_sentence_and_its_default(capsys):
     from schedlab.cli import build_parser
-    from schedlab.cli_workloads import FROM_TABLE_COLUMNS
+    from schedlab.cli.workloads import FROM_TABLE_COLUMNS
     from schedlab.workloads.slurm import ALIASES, FEATURES
 
     parser = build_parser()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from schedlab.cli import progress_bar
+from schedlab.cli.common import progress_bar
 from schedlab.errors import InputError
 from schedlab.paths import FileUse, atomic_write, check_output_file
 

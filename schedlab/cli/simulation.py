@@ -1,6 +1,5 @@
-"""The `schedlab` command. Errors are one line on stderr and a conventional exit code: 2 bad input or
-options (checked before long work), 1 a simulation/protocol failure (partial outputs kept), 3 an
-internal error (a bug: traceback written to a log file), 130 interrupted (partial outputs kept)."""
+"""`schedlab simulate`, `serve`, `record`, `metrics`, `schedulers` and `demo`: a run on the
+embedded engine, Batsim's decision process, and what reads a run's results."""
 
 from __future__ import annotations
 
@@ -9,67 +8,22 @@ import json
 import re
 import sys
 import textwrap
-import typing
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from schedlab.errors import InputError, SchedlabError, SchedulerFailure
-
-EXIT_FAILURE, EXIT_INPUT, EXIT_BUG, EXIT_INTERRUPTED = 1, 2, 3, 130
-
-
-def progress_bar(total: int, enabled: bool, desc: str) -> tuple[Any, Any]:
-    """A tqdm bar on stderr (only on a terminal) and a throttled callback for the engine."""
-    if not enabled or total < 2000 or not sys.stderr.isatty():
-        return None, None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, unit="job", desc=desc, file=sys.stderr, leave=False, mininterval=0.5)
-    state = {"last": 0}
-
-    def update(nb_finished: int) -> None:
-        if nb_finished - state["last"] >= 500 or nb_finished == total:
-            bar.update(nb_finished - state["last"])
-            state["last"] = nb_finished
-
-    return bar, update
-
-
-def _warn(message: str) -> None:
-    print(f"schedlab: warning: {message}", file=sys.stderr)
-
-
-def _report_bug(exc: BaseException, context: str = "", message: str | None = None, *,
-                culprit: str | None = None, named: bool = False) -> int:
-    """An unexpected exception is a bug: one line here, the whole traceback in a log file. With
-    `culprit` (a user's scheduler raised, not schedlab) it is said as that scheduler's failure, exit 1
-    (`named`: the message already names the scheduler)."""
-    import tempfile
-    import time
-    import traceback
-
-    log = Path(tempfile.gettempdir()) / f"schedlab-crash-{time.strftime('%Y%m%d-%H%M%S')}-{id(exc):x}.log"
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-    try:
-        log.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
-        pointer = f"; traceback in {log}"
-    except OSError:
-        pointer = ""
-    what = message or f"{type(exc).__name__}: {exc}{where}"
-    if culprit is not None:
-        told = what if named else f"scheduler {culprit} raised {what}"
-        print(f"schedlab: error: {told}{context}{pointer}", file=sys.stderr)
-        return EXIT_FAILURE
-    print(f"schedlab: internal error (a bug, please report it): {what}{context}{pointer}", file=sys.stderr)
-    return EXIT_BUG
-
-
-def _option_pairs(args: argparse.Namespace) -> dict[str, str]:
-    from schedlab.schedulers.base import parse_options
-
-    return parse_options(args.option or [])
+from schedlab.cli.common import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    add_scheduler_args,
+    file_use,
+    option_pairs,
+    progress_bar,
+    report_bug,
+    scheduler_files,
+    scheduler_use,
+    warn,
+)
+from schedlab.errors import InputError
 
 
 def _simulate_files(args: argparse.Namespace):
@@ -81,30 +35,6 @@ def _simulate_files(args: argparse.Namespace):
     scheduler_files(use, args.scheduler, args.option)
     return use.write("--record", args.record).into("the results directory (-o)", args.out, RUN_FILES,
                                                    owned=(INCOMPLETE_DIR,))
-
-
-def _file_use():
-    from schedlab.paths import FileUse
-
-    return FileUse()
-
-
-def _scheduler_use(args: argparse.Namespace):
-    use = _file_use()
-    scheduler_files(use, args.scheduler, args.option)
-    return use
-
-
-def scheduler_files(use: Any, scheduler: str | None, option_pairs: Sequence[str] | None) -> None:
-    """The files a scheduler spec (FILE.py:CLASS) and its options (history=, model=, oracle=,
-    queue_order=FILE#NAME, predictor=model:PATH; a model's card) name, as inputs of `use`."""
-    from schedlab.paths import files_in_option
-    from schedlab.schedulers.base import parse_options
-
-    if scheduler and ":" in scheduler:
-        use.read("the scheduler's file", scheduler.rpartition(":")[0])
-    for key, value in parse_options(option_pairs or []).items():
-        use.read(f"-O {key}", *files_in_option(value))
 
 
 def _platform_of(text: str, timing: str) -> tuple[Any, Path | None]:
@@ -141,7 +71,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise InputError("give either --scheduler or --external, not both")
     if not args.external and not args.scheduler:
         raise InputError("--scheduler NAME (or --external CMD) is required")
-    options = _option_pairs(args)
+    options = option_pairs(args)
     if args.external and options:
         raise InputError("-O/--option configures our schedulers; pass options to the --external command itself")
     if args.allow_overlap:
@@ -178,7 +108,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.record:
         check_output_file(args.record)
     if workload.nb_res != platform.nb_resources:  # said once the inputs are known good: a refusal is one line
-        _warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
+        warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
               "resources (the platform decides; Batsim only uses nb_res with --mmax-workload)")
     made = new_directories(args.out)
     directory = RunDirectory(args.out)  # a bad output path is said before a model is trained
@@ -230,7 +160,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if result.is_bug:
         ours = type(scheduler).__module__.startswith("schedlab.")
-        return _report_bug(result.exception, kept, culprit=None if ours else repr(args.scheduler))
+        return report_bug(result.exception, kept, culprit=None if ours else repr(args.scheduler))
     if result.error is not None:
         print(f"schedlab: error: {result.error}{kept}", file=sys.stderr)
         return EXIT_FAILURE
@@ -268,7 +198,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from schedlab.protocol.server import serve
     from schedlab.schedulers.base import create_scheduler
 
-    scheduler = create_scheduler(args.scheduler, _option_pairs(args))
+    scheduler = create_scheduler(args.scheduler, option_pairs(args))
     if args.record:
         check_output_file(args.record)
     serve(scheduler, args.socket, timeout_s=args.timeout, record_path=args.record, ready=_listening("serve"))
@@ -330,12 +260,12 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
               f"(default {WORKLOADS[0]})")
     print("    FILE#NAME  a function fitted by `schedlab policy fit` (e.g. fitted.toml#qua)")
     for problem in PROBLEMS.values():
-        _warn(problem)
+        warn(problem)
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from schedlab.cli_experiments import refuse_other_results
+    from schedlab.cli.experiments import refuse_other_results
     from schedlab.experiments.demo import run_demo
     from schedlab.paths import check_output_dir
 
@@ -347,72 +277,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-class _StoreOnce(argparse._StoreAction):
-    """A single-valued option given twice is an error (`-o a --out b` used to keep `b` silently)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):  # argparse's signature
-        seen = namespace.__dict__.setdefault("_given_once", set())
-        if self.dest in seen:
-            names = "/".join(self.option_strings) or self.dest
-            parser.error(f"{names} given twice (give it once)")
-        seen.add(self.dest)
-        super().__call__(parser, namespace, values, option_string)
-
-
-class _DefaultsFormatter(argparse.HelpFormatter):
-    """Each option's help ends with its default, unless the sentence already says it."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if ("default" in text or action.default is None or action.default is False
-                or action.default == argparse.SUPPRESS or not action.option_strings):
-            return text
-        return f"{text} (default: {action.default})"
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with single-valued options refused when repeated and defaults in the help;
-    sub-commands inherit it."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _DefaultsFormatter)
-        super().__init__(*args, **kwargs)
-        self.register("action", None, _StoreOnce)
-        self.register("action", "store", _StoreOnce)
-
-    def error(self, message: str) -> typing.NoReturn:
-        """One line like every other bad input (argparse prints its usage block and exits)."""
-        command = self.prog.removeprefix("schedlab").strip()  # the sub-command, "" for the top level
-        raise UsageError(f"{command + ': ' if command else ''}{message} (see `{self.prog} --help`)")
-
-
-class UsageError(InputError):
-    """A command line argparse cannot read: said in one line, exit 2."""
-
-
-def _add_scheduler_args(parser: argparse.ArgumentParser, positional: bool) -> None:
-    if positional:
-        parser.add_argument("scheduler", help="scheduler name (see `schedlab schedulers`) or MODULE:CLASS")
-    else:
-        parser.add_argument("--scheduler", "-s", help="scheduler name (see `schedlab schedulers`) or MODULE:CLASS")
-    parser.add_argument("--option", "-O", action="append", metavar="KEY=VALUE",
-                        help="scheduler option, repeatable, each key once (e.g. -O queue_order=spt)")
-
-
-def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
-    """The whole command line; `light`: the `predictor` command without its options (they load
-    scikit-learn: start-up of every other command, `--version` and `--help` included)."""
-    from schedlab import __version__
-    from schedlab.cli_experiments import add_parsers as add_experiment_parsers
-    from schedlab.cli_policies import add_parsers as add_policy_parsers
-    from schedlab.cli_predictors import add_parsers as add_predictor_parsers
-    from schedlab.cli_schedulers import add_parsers as add_scheduler_parsers
-    from schedlab.cli_workloads import add_parsers
-
-    parser = Parser(prog="schedlab", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"schedlab {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def add_parsers(sub: Any) -> None:
     p = sub.add_parser("simulate", help="run a workload on the embedded engine",
                        description="Run a Batsim JSON workload on a platform (a SimGrid XML file or a shipped "
                                    "platform's name) with one of our schedulers, or with an external Batsim 4 "
@@ -420,7 +285,7 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
                                    "schedule.csv and our summary.json into --out, and prints the metrics.")
     p.add_argument("--platform", "-p", required=True, help="SimGrid platform XML, or a shipped platform's name")
     p.add_argument("--workload", "-w", required=True, help="Batsim JSON workload")
-    _add_scheduler_args(p, positional=False)
+    add_scheduler_args(p, positional=False)
     p.add_argument("--external", metavar="CMD",
                    help="drive an external Batsim 4 decision process instead; {socket} in CMD becomes "
                         "its bind endpoint (tcp://127.0.0.1:PORT); its output goes to OUT/external.log")
@@ -441,20 +306,20 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_simulate, files=_simulate_files)
 
     p = sub.add_parser("serve", help="be the decision process of a real batsim (ZeroMQ REP)")
-    _add_scheduler_args(p, positional=True)
+    add_scheduler_args(p, positional=True)
     p.add_argument("--socket", default="tcp://127.0.0.1:28000",
                    help="endpoint to bind (default tcp://127.0.0.1:28000; tcp://*:PORT for all interfaces)")
     p.add_argument("--timeout", type=float, default=None,
                    help="give up when batsim sends nothing for this many seconds (default: wait forever)")
     p.add_argument("--record", help="write every message to this JSON-lines file")
-    p.set_defaults(func=cmd_serve, files=lambda args: _scheduler_use(args).write("--record", args.record))
+    p.set_defaults(func=cmd_serve, files=lambda args: scheduler_use(args).write("--record", args.record))
 
     p = sub.add_parser("record", help="relay Batsim <-> a decision process, writing every message")
     p.add_argument("--listen", required=True, help="endpoint batsim connects to (bound here), e.g. tcp://127.0.0.1:28000")
     p.add_argument("--forward", required=True, help="endpoint the decision process binds, e.g. tcp://127.0.0.1:28001")
     p.add_argument("--output", "-o", required=True, help="JSON-lines file to write, one message per line")
     p.add_argument("--timeout", type=float, default=None, help="give up after this many silent seconds")
-    p.set_defaults(func=cmd_record, files=lambda args: _file_use().write("--output", args.output))
+    p.set_defaults(func=cmd_record, files=lambda args: file_use().write("--output", args.output))
 
     p = sub.add_parser("metrics", help="metrics of a jobs.csv (ours or Batsim's)")
     p.add_argument("jobs_csv", help="a jobs.csv written by schedlab or real Batsim (`OUT_jobs.csv`)")
@@ -472,66 +337,3 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1, help="seed of the generated workload")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_demo)
-
-    add_parsers(sub)
-    add_scheduler_parsers(sub, _add_scheduler_args)
-    add_experiment_parsers(sub)
-    add_predictor_parsers(sub, light=light)
-    add_policy_parsers(sub)
-    _describe(parser)
-    return parser
-
-
-def _describe(parser: argparse.ArgumentParser) -> None:
-    """A sub-command without its own description shows its one-line help atop its --help."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            helps = {choice.dest: choice.help for choice in action._choices_actions}
-            for name, sub in action.choices.items():
-                if not sub.description and helps.get(name):
-                    sub.description = helps[name][0].upper() + helps[name][1:] + "."
-                _describe(sub)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    arguments = sys.argv[1:] if argv is None else list(argv)
-    command = next((a for a in arguments if not a.startswith("-")), None)
-    parser = build_parser(light=command != "predictor")
-    try:
-        args = parser.parse_args(arguments)
-    except UsageError as exc:
-        print(f"schedlab: error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    vars(args).pop("_given_once", None)
-    try:
-        files = vars(args).pop("files", None)
-        if files is not None:  # the one rule for every command: no output is one of its inputs
-            from schedlab.paths import refuse_overwriting_inputs
-
-            refuse_overwriting_inputs(files(args))
-        return int(args.func(args) or 0)
-    except InputError as exc:
-        print(f"schedlab: error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    except SchedulerFailure as exc:  # a scheduler raised while serving Batsim: ours is a bug, a user's its failure
-        module = getattr(exc, "scheduler_module", "schedlab.")
-        culprit = None if module.startswith("schedlab.") else repr(getattr(args, "scheduler", "?"))
-        return _report_bug(exc.__cause__ or exc, message=str(exc), culprit=culprit, named=exc.names_its_scheduler)
-    except SchedlabError as exc:
-        print(f"schedlab: error: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
-    except KeyboardInterrupt:
-        print("schedlab: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return EXIT_FAILURE
-    except OSError as exc:  # the machine, not the input or our code: disk full, permissions, ...
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"schedlab: error: {where}{exc.strerror or exc}", file=sys.stderr)
-        return EXIT_FAILURE
-    except Exception as exc:
-        return _report_bug(exc)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

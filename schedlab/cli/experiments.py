@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from schedlab.cli import EXIT_FAILURE, EXIT_INTERRUPTED
+from schedlab.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED
 from schedlab.errors import InputError
 from schedlab.paths import atomic_write, check_output_dir, check_output_file, remove_if_empty
 

@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from schedlab.cli.common import EXIT_FAILURE
 from schedlab.errors import InputError
-
-EXIT_FAILURE = 1
 
 ENTRY_TEMPLATE = '''"""pybatsim entry file for the schedlab scheduler {name!r} (made by `schedlab pybatsim-entry`).
 
@@ -89,7 +88,7 @@ def cmd_pybatsim_entry(args: argparse.Namespace) -> int:
 
 def _check_use(args: argparse.Namespace):
     from schedlab.checker import reproduction_files
-    from schedlab.cli import scheduler_files
+    from schedlab.cli.common import scheduler_files
     from schedlab.paths import FileUse
 
     use = FileUse().read("the workload (-w)", args.workload)
@@ -98,7 +97,7 @@ def _check_use(args: argparse.Namespace):
 
 
 def _entry_use(args: argparse.Namespace):
-    from schedlab.cli import scheduler_files
+    from schedlab.cli.common import scheduler_files
     from schedlab.paths import FileUse
 
     use = FileUse()
