@@ -9,9 +9,7 @@ schedlab version, so finished runs are found again and skipped.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -32,10 +30,6 @@ PLATFORM_KEYS = {"name", "file", "resources"}
 SCHEDULER_KEYS = {"name", "label", "options"}
 PERTURB_KEYS = {"submit_jitter_s", "repetitions"}
 TIMINGS = ("ideal",)  # "batsim" arrives with the engine issue
-
-
-def canonical_hash(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from typing import Any
 
 from schedlab import __version__
 from schedlab.errors import InputError
-from schedlab.experiments.campaign import HISTORY, WORKLOAD, Campaign, WorkloadSpec, canonical_hash
-from schedlab.paths import sha256_file, write_text_atomic
+from schedlab.experiments.campaign import HISTORY, WORKLOAD, Campaign, WorkloadSpec
+from schedlab.paths import canonical_hash, sha256_file, write_text_atomic
 
 
 @dataclass(frozen=True)

@@ -152,8 +152,7 @@ def _arm(factory: dict[str, Any], shuffle: str, out: Path, workers: int, progres
     reference table (row by row when the tuples are the reference's own)."""
     import numpy as np
 
-    from schedlab.experiments.campaign import canonical_hash
-    from schedlab.paths import sha256_file
+    from schedlab.paths import canonical_hash, sha256_file
     from schedlab.schedulers.policy_fit import read_scores, save_fitted
     from schedlab.schedulers.policy_scores import score_trace, write_scores
 

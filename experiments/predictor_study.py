@@ -138,8 +138,7 @@ def _paper_values(path: Path) -> dict[str, Any]:
 
 def _workload_file(study: dict[str, Any], directory: Path) -> Path:
     """The study's workload as a Batsim file (a trace converted once, named by its recipe)."""
-    from schedlab.experiments.campaign import canonical_hash
-    from schedlab.paths import sha256_file
+    from schedlab.paths import canonical_hash, sha256_file
 
     if study["source_kind"] == "file":
         return Path(study["source"])
@@ -159,8 +158,7 @@ def _workload_file(study: dict[str, Any], directory: Path) -> Path:
 
 def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Train and score every (table, model); finished ones (DIR/runs/ID.json) are reused."""
-    from schedlab.experiments.campaign import canonical_hash
-    from schedlab.paths import atomic_write, sha256_file
+    from schedlab.paths import atomic_write, canonical_hash, sha256_file
     from schedlab.predictors.runtime import RECIPE_VERSION, versions
     from schedlab.predictors.training import load_training_data, train_on
 

@@ -15,6 +15,22 @@ from typing import IO
 from schedlab.errors import InputError
 
 
+def canonical_hash(obj: object) -> str:
+    """The SHA-256 (hex) of a JSON-able value written canonically (sorted keys, no spaces): what
+    names content-addressed runs, inputs and cached models."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def cache_dir() -> Path:
+    """Where models trained on the fly are kept: $SCHEDLAB_CACHE, else $XDG_CACHE_HOME/schedlab, else
+    ~/.cache/schedlab (delete it freely: its content is retrained)."""
+    default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schedlab"
+    return Path(os.environ.get("SCHEDLAB_CACHE") or default)
+
+
 def sha256_file(path: str | Path) -> str:
     """A file's SHA-256 (hex), read in blocks: what campaigns, model cards and score tables record."""
     import hashlib

@@ -22,8 +22,6 @@ until a user has completed jobs) and starts from one when given.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any, Literal
 
 from schedlab.schedulers.base import register
@@ -124,15 +122,14 @@ class DIWS(PredictedEasy):
 
         if self.model:
             return load(self.model)[0]
-        from schedlab.experiments.campaign import canonical_hash
+        from schedlab.paths import cache_dir, canonical_hash
         from schedlab.predictors.runtime import RECIPE_VERSION, versions
 
         # the history's content, the choices, how models are built, and every library version
         recipe = {"features": self.features, "learner": self.learner, "seed": self.seed, "recipe": RECIPE_VERSION,
                   "versions": {k: v for k, v in versions().items() if k != "python"}}
         key = f"{data_hash(self.history)[:20]}-{self.learner}-{canonical_hash(recipe)[:12]}"
-        default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schedlab"
-        cache = Path(os.environ.get("SCHEDLAB_CACHE") or default) / "models" / f"{key}.skops"
+        cache = cache_dir() / "models" / f"{key}.skops"
         if cache.is_file():
             return load(cache)[0]
         predictor, card = train(self.history, features=self.features, model=self.learner, split="none",

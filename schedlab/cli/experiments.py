@@ -90,7 +90,7 @@ def identity_of(spec: Any, base: Path) -> str:
     import os
     from dataclasses import asdict, is_dataclass
 
-    from schedlab.experiments.campaign import canonical_hash
+    from schedlab.paths import canonical_hash
 
     if is_dataclass(spec):
         content = asdict(spec)
