@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "simulate": "schedlab.api", "Result": "schedlab.api",
-    "Scheduler": "schedlab.schedulers.base", "register": "schedlab.schedulers.base",
+    "Scheduler": "schedlab.schedulers.interface", "register": "schedlab.schedulers.interface",
     "create_scheduler": "schedlab.schedulers.base",
     "QueueScheduler": "schedlab.schedulers.queue", "EasyBackfilling": "schedlab.schedulers.easy",
     "Execute": "schedlab.model", "Reject": "schedlab.model", "CallMeLater": "schedlab.model",

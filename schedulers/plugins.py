@@ -75,7 +75,7 @@ def _describe(entry: Any) -> str:
 
 
 def _load(entry: Any) -> None:
-    from schedlab.schedulers.base import BUILTIN_MODULES, SCHEDULERS, Scheduler, register
+    from schedlab.schedulers.interface import BUILTIN_MODULES, SCHEDULERS, Scheduler, register
 
     _read.add(entry.name)
     where = _describe(entry)
@@ -118,7 +118,7 @@ def load_all_plugins() -> dict[str, str]:
 
 def class_from_spec(spec: str) -> type:
     """The Scheduler subclass `MODULE:CLASS` names (InputError otherwise, one line)."""
-    from schedlab.schedulers.base import Scheduler
+    from schedlab.schedulers.interface import Scheduler
 
     module_name, _, class_name = spec.rpartition(":")
     if not module_name or not class_name.isidentifier():

@@ -28,7 +28,6 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 KNOWN_CIRCLES = [
-    {"schedlab.schedulers.base", "schedlab.schedulers.plugins"},
     {"schedlab.experiments.campaign", "schedlab.experiments.claims", "schedlab.experiments.compare",
      "schedlab.experiments.hybrid_reliability", "schedlab.experiments.paper_rows", "schedlab.experiments.plan",
      "schedlab.experiments.policy_factory", "schedlab.experiments.predictor_study", "schedlab.experiments.report",
