@@ -34,7 +34,7 @@ CHECKS = ("comparable", "closer-to", "among-lowest", "above")
 
 def load_claims(raw: Any, at: Any, labels: list[str], policies: set[str]) -> list[dict[str, Any]]:
     """Validate `[[claims]]` (errors name the file, line and key)."""
-    from schedlab.experiments.campaign import _table
+    from schedlab.experiments.tomlfile import _table
 
     if not isinstance(raw, list) or not raw:
         raise at.error("expected [[claims]] tables", key="claims")
@@ -100,7 +100,7 @@ def _named_policies(claim: dict[str, Any]) -> list[str]:
 
 def evaluate(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, bool | None]:
     """Ours (text) and whether the claim holds in one group (None: a median is missing)."""
-    from schedlab.experiments.report import median_text
+    from schedlab.experiments.render import median_text
     metric = claim["metric"]
     m = {p: _median(part, metric, p) for p in part["opt_queue_order"].dropna().unique()}
     policies = claim["policies"]

@@ -40,8 +40,8 @@ KEYS = {"kind", "name", "description", "models", "retrain_s", "seed", "paper", "
 
 def load_reliability_study(path: str | Path) -> dict[str, Any]:
     """Validate before any work; one line naming the file, line and key otherwise."""
-    from schedlab.experiments.campaign import read_checked
     from schedlab.experiments.predictor_study import load_workload_table
+    from schedlab.experiments.tomlfile import read_checked
     from schedlab.predictors.reliability import RELIABILITY_MODELS
 
     path = Path(path)
@@ -180,7 +180,7 @@ def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
 
 
 def plot_reliability(results_dir: Path, path: Path) -> Path:
-    from schedlab.experiments.report import _pyplot, _save
+    from schedlab.experiments.render import _pyplot, _save
 
     frame = pd.read_parquet(results_dir / "results.parquet")
     plt = _pyplot()

@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 
 from schedlab.errors import InputError
-from schedlab.experiments.compare import _change_pct, _groups, _over, _pct_text, _scale, _sign, _yes
+from schedlab.experiments.changes import _change_pct, _groups, _over, _pct_text, _scale, _sign, _yes
 
 KINDS = ("change_pct", "difference", "sign", "value", "below", "largest", "lowest")
 CAUSES = ("data", "method", "defect fixed", "none", "unknown")
@@ -50,7 +50,7 @@ def _kind(row: dict[str, Any]) -> str | None:
 
 def load_paper_rows(path: Path, setups: dict[str, Any], labels: list[str]) -> list[dict[str, Any]]:
     """The `[[scheduling]]` rows of a paper figures file, each checked (file, line and key named)."""
-    from schedlab.experiments.campaign import _Locator
+    from schedlab.experiments.tomlfile import _Locator
     from schedlab.metrics import compute_metrics
 
     text = path.read_text(encoding="utf-8", errors="replace")

@@ -231,10 +231,14 @@ def platform_input(spec, directory: Path) -> Input:
     return Input(spec.name, str(path), sha256_file(path))
 
 
+def option_values(options: dict[str, Any]) -> dict[str, Any]:
+    """Campaign option values as the command line would give them (schedulers coerce strings)."""
+    return {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
+
+
 def effective_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     """The options a scheduler really runs with (values coerced, defaults filled in): `5`, `5.0`
     and `"5"` are one run, and so are an omitted option and its default."""
-    from schedlab.experiments.runner import option_values
     from schedlab.schedulers.base import create_scheduler
 
     return create_scheduler(name, option_values(options)).options()

@@ -48,7 +48,7 @@ PAPER_KEYS = {"coefficients", "mae", "vif_max"}
 
 def load_factory(path: str | Path) -> dict[str, Any]:
     """Validate a factory file before any work; one line naming the file, line and key otherwise."""
-    from schedlab.experiments.campaign import read_checked
+    from schedlab.experiments.tomlfile import read_checked
     from schedlab.schedulers.policy_fit import FUNCTIONS, WORKLOADS
     from schedlab.schedulers.policy_scores import SHUFFLES
 
@@ -365,7 +365,7 @@ def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
 
 def plot_factory(results_dir: Path, path: Path) -> Path:
     """Max VIF and MAE per function: ours, the authors' scores refitted, the paper's."""
-    from schedlab.experiments.report import _pyplot, _save
+    from schedlab.experiments.render import _pyplot, _save
 
     result = json.loads((results_dir / "factory.json").read_text())
     paper = result["factory"]["paper"]

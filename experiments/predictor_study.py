@@ -39,7 +39,7 @@ STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "pa
 TABLE_KEYS = {"name", "title", "split", "features"}
 def load_study(path: str | Path) -> dict[str, Any]:
     """Validate a study file before any work; one line naming the file, line and key otherwise."""
-    from schedlab.experiments.campaign import _table, read_checked
+    from schedlab.experiments.tomlfile import _table, read_checked
     from schedlab.predictors.features import FEATURE_SETS
     from schedlab.predictors.runtime import MODELS
     from schedlab.predictors.training import check_choices
@@ -91,7 +91,7 @@ def load_study(path: str | Path) -> dict[str, Any]:
 
 def load_workload_table(doc: dict[str, Any], at: Any, path: Path) -> dict[str, Any]:
     """A study's `[workload]` (swf, table or file, and convert = {...}): source_kind, source, convert."""
-    from schedlab.experiments.campaign import _table
+    from schedlab.experiments.tomlfile import _table
     from schedlab.workloads.convert import ConversionOptions
 
     workload = _table(doc.get("workload"), {"swf", "table", "file", "convert"}, at, "workload", 0)
@@ -113,7 +113,7 @@ def load_workload_table(doc: dict[str, Any], at: Any, path: Path) -> dict[str, A
 
 def _paper_values(path: Path) -> dict[str, Any]:
     """`[predictors.TABLE.MODEL]` tables of numbers, keyed by METRICS columns."""
-    from schedlab.experiments.campaign import _Locator
+    from schedlab.experiments.tomlfile import _Locator
 
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
@@ -285,7 +285,7 @@ def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
 
 def plot_study(results_dir: Path, path: Path) -> Path:
     """MAE and R² per table and model, ours beside the paper's."""
-    from schedlab.experiments.report import _pyplot, _save
+    from schedlab.experiments.render import _pyplot, _save
 
     study = json.loads((results_dir / "study.json").read_text())
     frame = pd.read_parquet(results_dir / "results.parquet")

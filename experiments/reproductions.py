@@ -127,7 +127,7 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
 
 def write_reproductions(results_dirs: list[Path], path: Path) -> int:
     """docs/reproductions.md from the results directories; returns the number of rows."""
-    from schedlab.experiments.report import markdown_table
+    from schedlab.experiments.render import markdown_table
     from schedlab.paths import atomic_write
 
     parts = ["# Reproductions: the table of record",

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab import __version__
+from schedlab.experiments.plan import option_values
 
 
 @lru_cache(maxsize=8)
@@ -49,11 +50,6 @@ def jittered(workload, jitter_s: float, seed: int | None, repetition: int):
     jobs = sorted((replace(job, submit_time_s=job.submit_time_s + float(shift))
                    for job, shift in zip(workload.jobs, shifts, strict=True)), key=lambda j: (j.submit_time_s, j.id))
     return replace(workload, jobs=tuple(jobs))
-
-
-def option_values(options: dict[str, Any]) -> dict[str, Any]:
-    """Campaign option values as the command line would give them (schedulers coerce strings)."""
-    return {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
 
 
 def run_info(run: dict[str, Any]) -> dict[str, Any]:
