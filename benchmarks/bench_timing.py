@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from schedlab.batsim_network import message_routes
 from schedlab.engine import Engine
-from schedlab.engine_batsim import BatsimTimedEngine
+from schedlab.engine.batsim_network import message_routes
+from schedlab.engine.batsim_timed import BatsimTimedEngine
 from schedlab.metrics import compute_metrics
 from schedlab.outputs import outcomes
 from schedlab.platform import load_platform

@@ -62,9 +62,9 @@ def run_info(run: dict[str, Any]) -> dict[str, Any]:
 def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     """Run one simulation (in a worker); returns its results row. A failed run is recorded, not
     raised; Ctrl-C is raised (what it interrupted leaves nothing behind)."""
+    from schedlab.engine.run import simulate
     from schedlab.experiments.campaign import HISTORY
     from schedlab.experiments.plan import resolve_history
-    from schedlab.run import simulate
     from schedlab.schedulers.base import create_scheduler, raised_by
 
     final = Path(runs_dir) / run["id"]

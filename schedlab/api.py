@@ -63,7 +63,7 @@ class Result:
         """jobs.csv, schedule.csv and summary.json into `out_dir` (made if needed); returns where
         they went: `out_dir`, or its incomplete/ when this run is incomplete and `out_dir` holds
         an earlier complete run (never replaced by an incomplete one)."""
-        from schedlab.run import write_run
+        from schedlab.engine.run import write_run
 
         info = {key: self.summary[key] for key in ("scheduler", "options", "platform", "workload",
                                                    "scheduler_report") if key in self.summary}
@@ -125,8 +125,8 @@ def simulate(platform: str | Path | Platform | int, workload: str | Path | Workl
     on the command line); timing: "ideal" or "batsim" (needs a platform file); out: also write
     Batsim's files there."""
     from schedlab.engine import Engine
-    from schedlab.run import RunDirectory
-    from schedlab.run import simulate as run
+    from schedlab.engine.run import RunDirectory
+    from schedlab.engine.run import simulate as run
     from schedlab.workload import require_batsim_fields
 
     the_platform = _platform(platform)

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from schedlab.batsim_network import Route, message_routes
-from schedlab.engine_batsim import BatsimTimedEngine, batsim_now
+from schedlab.engine.batsim_network import Route, message_routes
+from schedlab.engine.batsim_timed import BatsimTimedEngine, batsim_now
 from schedlab.errors import InputError, SimulationError
 from schedlab.model import CallMeLater, Execute, JobState, Kill
 from schedlab.outputs import job_row
@@ -147,8 +147,8 @@ def test_roles_are_read_as_batsim_does(tmp_path):
 
 
 def test_the_python_api_needs_a_platform_file():
+    from schedlab.engine.run import simulate
     from schedlab.model import Platform
-    from schedlab.run import simulate
 
     with pytest.raises(ValueError, match="platform file"):
         simulate(Platform.homogeneous(2), make_workload([("a", 0, 1, 5, None)]), create_scheduler("fcfs"), None,

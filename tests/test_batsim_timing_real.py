@@ -87,8 +87,8 @@ serve(getattr(t, name)() if hasattr(t, name) else create_scheduler(name), sys.ar
 """
 
 def scripted_case(tmp_path: Path, scheduler: str, nb_res: int, specs) -> tuple[list[str], list[str]]:
-    from schedlab.batsim_network import message_routes
-    from schedlab.engine_batsim import BatsimTimedEngine
+    from schedlab.engine.batsim_network import message_routes
+    from schedlab.engine.batsim_timed import BatsimTimedEngine
     from schedlab.outputs import JOBS_COLUMNS, job_row
     from schedlab.platform import load_platform
     from schedlab.platforms.generate import cluster_xml

@@ -16,12 +16,10 @@ ROOTS = {"schedlab": "schedlab", "schedlab.schedulers": "schedulers", "schedlab.
 #: lowest first; a module is on the floor of the longest prefix that names it
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("schedlab", "schedlab.errors", "schedlab.model", "schedlab.paths", "schedlab.resources")),
-    ("formats", ("schedlab.protocol", "schedlab.workload", "schedlab.platform", "schedlab.platforms",
-                 "schedlab.simgrid_zones", "schedlab.simgrid_routing", "schedlab.batsim_network")),
+    ("formats", ("schedlab.protocol", "schedlab.workload", "schedlab.platform", "schedlab.platforms")),
     ("data", ("schedlab.workloads", "schedlab.predictors", "schedlab.metrics")),
     ("schedulers", ("schedlab.schedulers",)),
-    ("engine", ("schedlab.engine", "schedlab.engine_batsim", "schedlab.batsim_kernel", "schedlab.outputs",
-                "schedlab.run")),
+    ("engine", ("schedlab.engine", "schedlab.outputs")),
     ("tools", ("schedlab.checker", "schedlab.api", "schedlab.experiments", "schedlab.pybatsim_entry")),
     ("command", ("schedlab.cli", "schedlab.__main__")),
 ]

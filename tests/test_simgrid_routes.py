@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.batsim_kernel import Kernel, put, sleep_for
-from schedlab.batsim_network import l07_route
-from schedlab.simgrid_routing import Routing
-from schedlab.simgrid_zones import Zones, parse_xml
+from schedlab.engine.batsim_kernel import Kernel, put, sleep_for
+from schedlab.engine.batsim_network import l07_route
+from schedlab.engine.simgrid_routing import Routing
+from schedlab.engine.simgrid_zones import Zones, parse_xml
 from tests.conftest import THOROUGH
 
 pytestmark = pytest.mark.batsim

@@ -28,8 +28,8 @@ from schedlab.errors import InputError
 
 def _simulate_files(args: argparse.Namespace):
     """What `simulate` reads and writes (the rule of schedlab.paths.refuse_overwriting_inputs)."""
+    from schedlab.engine.run import INCOMPLETE_DIR
     from schedlab.paths import RUN_FILES, FileUse
-    from schedlab.run import INCOMPLETE_DIR
 
     use = FileUse().read("the workload (-w)", args.workload).read("the platform (-p)", args.platform)
     scheduler_files(use, args.scheduler, args.option)
@@ -57,9 +57,9 @@ def _platform_of(text: str, timing: str) -> tuple[Any, Path | None]:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from schedlab.engine import Engine
+    from schedlab.engine.run import RunDirectory, simulate
     from schedlab.metrics import format_table
     from schedlab.paths import check_output_file, new_directories, remove_if_empty
-    from schedlab.run import RunDirectory, simulate
     from schedlab.workload import load_workload, require_batsim_fields
 
     if re.match(r"^\w+=", args.out):
@@ -86,7 +86,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         options["allow_overlap"] = "true"
     platform, platform_path = _platform_of(args.platform, args.timing)
     if args.timing == "batsim":
-        from schedlab.batsim_network import message_routes
+        from schedlab.engine.batsim_network import message_routes
 
         message_routes(platform_path)  # refuses what it does not model, before any work
     workload = load_workload(args.workload)

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
-from schedlab.batsim_kernel import Actor, Kernel, put, sleep_for
-from schedlab.batsim_network import MessageRoutes
-from schedlab.engine import Engine, JobRecord
+from schedlab.engine.batsim_kernel import Actor, Kernel, put, sleep_for
+from schedlab.engine.batsim_network import MessageRoutes
+from schedlab.engine.core import Engine, JobRecord
 from schedlab.errors import SimulationError
 from schedlab.model import CallMeLater, Decision, Deferred, Execute, Job, JobState, Kill, Platform, Reject, SetMetadata
 from schedlab.resources import ResourceMask

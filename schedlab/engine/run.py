@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schedlab.engine import Engine
+from schedlab.engine.core import Engine
 from schedlab.errors import InputError, SchedlabError
 from schedlab.model import Platform
 from schedlab.outputs import build_summary, write_outputs
@@ -143,7 +143,7 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
     bug, Ctrl-C) still writes what finished, marked `"complete": false` with the error; it never
     replaces an earlier complete run in `out_dir` (RunDirectory). `timing`: "ideal" (zero latency)
     or "batsim" (Batsim 4.2.1's message timing on the platform file `platform.source`; see
-    engine_batsim.py)."""
+    batsim_timed.py)."""
     try:
         engine = _engine(platform, workload, scheduler, timing, progress)
     except BaseException:
@@ -200,8 +200,8 @@ def _engine(platform: Platform, workload: Workload, scheduler: Any, timing: str,
             progress: Callable[[int], None] | None) -> Any:
     """The engine for `timing`: "ideal" (zero message latency) or "batsim" (Batsim 4.2.1's)."""
     if timing == "batsim":
-        from schedlab.batsim_network import message_routes
-        from schedlab.engine_batsim import BatsimTimedEngine
+        from schedlab.engine.batsim_network import message_routes
+        from schedlab.engine.batsim_timed import BatsimTimedEngine
 
         if not platform.source or not Path(platform.source).is_file():
             raise ValueError(f"timing='batsim' derives message times from the platform file: platform "

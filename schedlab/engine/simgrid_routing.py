@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 import math
 
-from schedlab.simgrid_zones import LOOPBACK, Link, Unmodelled, Zone, ZoneRoute, Zones
+from schedlab.engine.simgrid_zones import LOOPBACK, Link, Unmodelled, Zone, ZoneRoute, Zones
 
 
 class Routing:

@@ -17,9 +17,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from schedlab.engine.simgrid_routing import Routing
+from schedlab.engine.simgrid_zones import Link, Unmodelled, Zones, parse_xml
 from schedlab.errors import InputError
-from schedlab.simgrid_routing import Routing
-from schedlab.simgrid_zones import Link, Unmodelled, Zones, parse_xml
 
 TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default (bytes), bounding a flow's rate
 DEFAULT_MASTER_HOST = "master_host"

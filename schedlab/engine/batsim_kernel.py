@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Generator
 from typing import Any
 
-from schedlab.batsim_network import Route
+from schedlab.engine.batsim_network import Route
 
 SURF_PRECISION = 1e-9  # sg_surf_precision
 MAXMIN_PRECISION = 1e-5  # sg_maxmin_precision (remains use both: 1e-14)

@@ -63,7 +63,7 @@ class JobRecord:
 class Engine:
     """Simulates `workload` on `platform` driven by `scheduler` (anything with the Scheduler hooks)."""
 
-    timing = "ideal"  # zero message latency (engine_batsim.BatsimTimedEngine: Batsim's)
+    timing = "ideal"  # zero message latency (batsim_timed.BatsimTimedEngine: Batsim's)
 
     def __init__(self, platform: Platform, workload: Workload, scheduler: Any, *,
                  progress: Callable[[int], None] | None = None) -> None:

@@ -1,0 +1,15 @@
+"""The embedded engine: Batsim 4.2.1's semantics replayed by a discrete-event loop.
+
+- `core.py`: `Engine`, a heap of events; `step()` handles one instant, tells the scheduler, calls
+  `decide(now)` once and applies the decisions where Batsim would (zero message latency: the
+  `ideal` timing).
+- `batsim_timed.py`, `batsim_kernel.py`, `batsim_network.py`, `simgrid_zones.py`,
+  `simgrid_routing.py`: the same with Batsim's message timing on the platform (`--timing batsim`):
+  SimGrid 3.32's zones and routes, the latencies and the kernel's sleeps.
+- `run.py`: one simulation with its results directory written as a whole (`simulate`,
+  `RunDirectory`).
+"""
+
+from schedlab.engine.core import Engine, EventKind, JobRecord
+
+__all__ = ["Engine", "EventKind", "JobRecord"]
