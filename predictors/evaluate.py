@@ -5,10 +5,11 @@
   bound is 0.00 everywhere, which only this reading gives);
 - over- (prediction > actual), under- and exact (|error| <= 0.5 s) shares, with min / max / mean of
   the errors in each class and the share of them under 60 minutes;
-- effectiveness, an interpretation of the study's undefined figure (../shared/docs/diws-study.md
-  §9): per job e = (|limit - actual| - |prediction - actual|) / |limit - actual|; "valid" = mean of
-  e over jobs whose prediction is not below the actual run time; "general" = mean over all jobs
-  with underestimates counted as 0; jobs whose limit equals their run time are left out;
+- effectiveness, an interpretation of the study's undefined figure (Loreti, Leone, Borghesi,
+  "Duration-Informed Workload Scheduler", arXiv 2604.09599, §9): per job e = (|limit - actual| -
+  |prediction - actual|) / |limit - actual|; "valid" = mean of e over jobs whose prediction is not
+  below the actual run time; "general" = mean over all jobs with underestimates counted as 0; jobs
+  whose limit equals their run time are left out;
 - the share of jobs whose time limit underestimates their run time.
 """
 

@@ -2,8 +2,9 @@
 
 Each function gets the job, its runtime estimate p~ (walltime or a prediction, seconds) and the
 decision time t, and returns the job's score. Ties are broken by submission time then by Batsim's
-submission order. Formulas and sources: ../shared/docs/scheduling-policies.md (the project's fact
-sheet), cited per policy. `dynamic` policies depend on t and are re-sorted at every decision.
+submission order. Each policy's docstring says where its formula comes from (a paper, or the
+RLScheduler code of Zhang et al., SC'20, that re-implements them). `dynamic` policies depend on t
+and are re-sorted at every decision.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ fitted on permutation-simulation scores, their VIF, and the published coefficien
 - VIF as the study computed it (statsmodels on the non-constant features, no intercept column): each
   feature regressed on the others without a constant, VIF = 1 / (1 - uncentered R²). A centred VIF
   gives other values (Lublin Lin 1.1/1.1/1.0 instead of 1.3/1.3/1.2).
-Facts: ../shared/docs/regression-policies-study.md §3-5.
+Source: L. Rosa, D. Carastan-Santos, A. Goldman, "An experimental analysis of regression-obtained HPC
+scheduling heuristics", JSSPP 2023 (doi 10.1007/978-3-031-43943-8_6), sections 3-5.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """The Lublin-Feitelson model of rigid parallel jobs (JPDC 2003), ported from the behaviour of the
-reference program `m_lublin99.c` as described in ../shared/docs/lublin-feitelson-model.md.
+reference program `m_lublin99.c` of the Parallel Workloads Archive (U. Lublin, D. G. Feitelson,
+"The Workload on Parallel Supercomputers: Modeling the Characteristics of Rigid Jobs", JPDC
+63(11):1105-1122, 2003).
 
 Sizes: serial with SERIAL_PROB, else log2(size) from a two-stage uniform, rounded for power-of-two
 jobs. Run times: hyper-gamma in log space whose mixture weight depends on the size, redrawn above

@@ -3,7 +3,8 @@
 Columns are found by name among known aliases (PM100's `submit_time`, `time_limit`, `num_cores_req`
 ...; sacct's `Submit`, `Timelimit`, `NCPUS` ...). Times may be Unix seconds or timestamps; time
 limits are minutes (PM100, sacct TimelimitRaw) or `[D-]HH:MM:SS`; INFINITE/UNLIMITED mean none.
-Facts: ../shared/docs/pm100-dataset.md.
+Sources: the PM100 data set's documentation (repository francescoantici/PM100-data) and
+Borghesi et al., "M100 ExaData", Scientific Data 2023.
 """
 
 from __future__ import annotations

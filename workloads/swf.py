@@ -1,6 +1,6 @@
 """Standard Workload Format (SWF) reader: 18 named fields, gzip-transparent, header keys parsed,
 extra columns (Alea's 21-field variant) and CRLF tolerated, one-line errors with file:line and field.
-Facts: ../shared/docs/swf-format.md."""
+Source: the Parallel Workloads Archive's "Standard Workload Format" page (version 2.2)."""
 
 from __future__ import annotations
 

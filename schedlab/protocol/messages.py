@@ -2,7 +2,8 @@
 
 Both directions live here: Batsim -> scheduler events (parsed by the REP side, encoded by our REQ
 side) and scheduler -> Batsim decisions (encoded by the REP side, parsed by the REQ side). Parsers
-are looked up in dicts keyed by `EventType`. Spec: ../shared/docs/batsim-protocol.md.
+are looked up in dicts keyed by `EventType`. Spec: Batsim 4.2.1's protocol documentation
+(`docs/protocol.rst` of its source) and its messages as real runs send them.
 """
 
 from __future__ import annotations
