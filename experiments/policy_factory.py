@@ -48,9 +48,9 @@ PAPER_KEYS = {"coefficients", "mae", "vif_max"}
 
 def load_factory(path: str | Path) -> dict[str, Any]:
     """Validate a factory file before any work; one line naming the file, line and key otherwise."""
+    from schedlab.experiments.policy_scores import SHUFFLES
     from schedlab.experiments.tomlfile import read_checked
-    from schedlab.schedulers.policy_fit import FUNCTIONS, WORKLOADS
-    from schedlab.schedulers.policy_scores import SHUFFLES
+    from schedlab.schedulers.fitted_policies import FUNCTIONS, WORKLOADS
 
     path = Path(path)
     doc, at = read_checked(path, FACTORY_KEYS)
@@ -95,7 +95,7 @@ def load_factory(path: str | Path) -> dict[str, Any]:
 
 
 def _fits(p, q, r, score, functions: list[str], source: str) -> list[dict[str, Any]]:
-    from schedlab.schedulers.policy_fit import fit, vif
+    from schedlab.experiments.policy_fitting import fit, vif
 
     out = []
     for function in functions:
@@ -109,8 +109,8 @@ def run_factory(factory: dict[str, Any], out: Path, workers: int = 1,
                 progress: Callable[[str], None] | None = None, tuple_done: Callable[[int], None] | None = None) -> dict:
     """Scores per shuffle (each made once per recipe), fits, DIR/fitted.toml (the first shuffle's),
     DIR/fitted-SHUFFLE.toml and DIR/factory.json."""
+    from schedlab.experiments.policy_fitting import read_scores
     from schedlab.paths import atomic_write
-    from schedlab.schedulers.policy_fit import read_scores
 
     reference = reference_scores = None
     if factory.get("reference_scores"):
@@ -152,9 +152,9 @@ def _arm(factory: dict[str, Any], shuffle: str, out: Path, workers: int, progres
     reference table (row by row when the tuples are the reference's own)."""
     import numpy as np
 
+    from schedlab.experiments.policy_fitting import read_scores, save_fitted
+    from schedlab.experiments.policy_scores import score_trace, write_scores
     from schedlab.paths import canonical_hash, sha256_file
-    from schedlab.schedulers.policy_fit import read_scores, save_fitted
-    from schedlab.schedulers.policy_scores import score_trace, write_scores
 
     own_tuples = factory.get("tuples_from", "trace") == "reference"
     recipe = {"trace": sha256_file(Path(factory["trace"])), "tuples": factory["tuples"], "trials": factory["trials"],
@@ -214,7 +214,7 @@ def _verdicts(verdicts: list[str], arms: list[dict[str, Any]]) -> str:
 
 def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
     """`paper figure | ours (per shuffle) | same sign?` for the factory's rows."""
-    from schedlab.schedulers.policy_fit import PUBLISHED
+    from schedlab.schedulers.fitted_policies import PUBLISHED
 
     paper, arms = result["factory"]["paper"], _arms(result)
     fits = [{f["function"]: f for f in arm["fits"]} for arm in arms]
@@ -288,7 +288,7 @@ def _cause(arms: list[dict[str, Any]], matches: list[bool]) -> str:
 
 def coefficient_table(result: dict[str, Any], function: str) -> pd.DataFrame:
     """Per term: ours (per shuffle), the authors' scores refitted, the published value; and the VIF."""
-    from schedlab.schedulers.policy_fit import PUBLISHED
+    from schedlab.schedulers.fitted_policies import PUBLISHED
 
     arms = _arms(result)
     fits = [next(f for f in arm["fits"] if f["function"] == function) for arm in arms]
@@ -319,8 +319,8 @@ def coefficient_table(result: dict[str, Any], function: str) -> pd.DataFrame:
 
 def encoding_paragraph(result: dict[str, Any]) -> str:
     """What the published coefficients encode, in numbers (both shuffles run, Lin fitted)."""
-    from schedlab.schedulers.policy_fit import PUBLISHED
-    from schedlab.schedulers.policy_scores import authors_first_place_odds
+    from schedlab.experiments.policy_scores import authors_first_place_odds
+    from schedlab.schedulers.fitted_policies import PUBLISHED
 
     arms = {arm["shuffle"]: {f["function"]: f for f in arm["fits"]} for arm in _arms(result)}
     key = result["factory"]["paper"].get("coefficients")

@@ -218,7 +218,7 @@ def get_policy(name: str | QueuePolicy) -> QueuePolicy:
     if name in POLICIES:
         return POLICIES[name]
     from schedlab.errors import InputError
-    from schedlab.schedulers.policy_fit import FUNCTIONS, load_fitted, published
+    from schedlab.schedulers.fitted_policies import FUNCTIONS, load_fitted, published
 
     try:
         if "#" in name:

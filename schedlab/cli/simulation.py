@@ -252,7 +252,7 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
     print("\nqueue_order policies (smallest score first):")
     for name, policy in sorted(POLICIES.items()):
         print(f"    {name:<8} {_first_sentence(policy.doc)}")
-    from schedlab.schedulers.policy_fit import FUNCTIONS, WORKLOADS
+    from schedlab.schedulers.fitted_policies import FUNCTIONS, WORKLOADS
 
     print("\nregression-obtained policies (Rosa, Carastan-Santos, Goldman), f(p~, q, r) with r the submit time:")
     for function, terms in FUNCTIONS.items():
