@@ -37,7 +37,7 @@ def warn(message: str) -> None:
 
 
 def report_bug(exc: BaseException, context: str = "", message: str | None = None, *,
-                culprit: str | None = None, named: bool = False) -> int:
+               culprit: str | None = None, named: bool = False) -> int:
     """An unexpected exception is a bug: one line here, the whole traceback in a log file. With
     `culprit` (a user's scheduler raised, not schedlab) it is said as that scheduler's failure, exit 1
     (`named`: the message already names the scheduler)."""
