@@ -63,9 +63,6 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     """Run one simulation (in a worker); returns its results row. A failed run is recorded, not
     raised; Ctrl-C is raised (what it interrupted leaves nothing behind)."""
     from schedlab.engine.run import simulate
-    from schedlab.experiments.campaign import HISTORY
-    from schedlab.experiments.plan import resolve_history
-    from schedlab.schedulers.base import create_scheduler, raised_by
 
     final = Path(runs_dir) / run["id"]
     temporary = Path(runs_dir) / f".{run['id']}.{os.getpid()}.part"
@@ -74,12 +71,7 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     try:
         platform = _platform(run["platform_path"], run["platform_sha256"])
         workload = _workload(run["workload_path"], run["workload_sha256"])
-        options = resolve_history({**run["options"], **(run.get("files") or {})}, run.get("history_path"),
-                                  run["workload_path"])
-        scheduler = create_scheduler(run["scheduler_name"], option_values(options))
-        if HISTORY not in run["options"].values():  # "@history" is made by the planner, completed before
-            with raised_by(type(scheduler), run["scheduler_name"], "check_inputs", bad_options=False):
-                scheduler.check_inputs(workload)  # before the jitter: an oracle holds the workload as written
+        scheduler = checked_scheduler(run, workload)  # before the jitter: an oracle holds the workload as written
         if run["repetition"] is not None:
             workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
         result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
@@ -108,14 +100,30 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     return row(run, summary)
 
 
+def checked_scheduler(run: dict[str, Any], workload: Any) -> Any:
+    """The run's scheduler ("@history" and "@workload" standing for their files), its files checked
+    against `workload` (`Scheduler.check_inputs`; a history the planner made from the same trace
+    needs none); a user's scheduler raising there is its failure."""
+    from schedlab.experiments.campaign import HISTORY
+    from schedlab.experiments.plan import resolve_history
+    from schedlab.schedulers.base import create_scheduler, raised_by
+
+    options = resolve_history({**run["options"], **(run.get("files") or {})}, run.get("history_path"),
+                              run["workload_path"])
+    scheduler = create_scheduler(run["scheduler_name"], option_values(options))
+    if HISTORY not in run["options"].values():
+        with raised_by(type(scheduler), run["scheduler_name"], "check_inputs", bad_options=False):
+            scheduler.check_inputs(workload)
+    return scheduler
+
+
 def check_run_inputs(runs: list[Any]) -> None:
     """Before any run (exit 2, nothing written): each configuration whose options name a file of the
     user's (an oracle, a model, a history; not the campaign's own "@workload" or "@history") checked
-    against each workload it runs on (`Scheduler.check_inputs`, as `simulate` checks it)."""
+    against each workload it runs on (`checked_scheduler`, as `simulate` checks it)."""
     from schedlab.errors import InputError
     from schedlab.experiments.campaign import HISTORY, WORKLOAD
     from schedlab.paths import files_in_option
-    from schedlab.schedulers.base import create_scheduler, raised_by
 
     seen = set()
     for run in runs:
@@ -126,14 +134,8 @@ def check_run_inputs(runs: list[Any]) -> None:
         if key in seen:
             continue
         seen.add(key)
-        options = {**run.options, **(run.files or {})}
-        if HISTORY in options.values():  # made by the planner from the same trace: right by construction
-            continue
-        scheduler = create_scheduler(run.scheduler_name, option_values({
-            k: run.workload_path if v == WORKLOAD else v for k, v in options.items()}))
         try:
-            with raised_by(type(scheduler), run.scheduler_name, "check_inputs", bad_options=False):
-                scheduler.check_inputs(_workload(run.workload_path, run.workload_sha256))
+            checked_scheduler(run.to_dict(), _workload(run.workload_path, run.workload_sha256))
         except InputError as exc:
             raise InputError(f"run {run.key!r}: {exc}") from None
 

@@ -87,11 +87,17 @@ def check_output_file(path: str | Path) -> Path:
     return target
 
 
-def give_usual_mode(path: str | Path) -> None:
-    """The mode a plain `open(path, "w")` would give (mkstemp makes 0600: other users could not read it)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+def umask() -> int:
+    """The process's umask (read by setting it and back: there is no other way)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def give_usual_mode(path: str | Path, *, directory: bool = False) -> None:
+    """The mode a plain `open(path, "w")` (or `mkdir` with `directory`) would give: mkstemp makes
+    0600 and mkdtemp 0700, which other users could not read."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~umask())
 
 
 @contextmanager

@@ -57,6 +57,11 @@ def job_line(path: str | Path, name: str) -> int | None:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    return _line_of_named_job(text, name)
+
+
+def _line_of_named_job(text: str, name: str) -> int | None:
+    """The line of job `name`, whose id may be written as a number or a string."""
     return (_line_of_job(text, int(name)) if name.isdigit() else None) or _line_of_job(text, name)
 
 
@@ -151,7 +156,7 @@ def check_workload_file(path: str | Path) -> tuple[Workload, list[str], list[str
     too_large = [job for job in workload.jobs if job.res > workload.nb_res]
     if too_large:
         job = too_large[0]
-        line = (_line_of_job(text, int(job.name)) if job.name.isdigit() else None) or _line_of_job(text, job.name)
+        line = _line_of_named_job(text, job.name)
         warnings.append(str(InputError(
             f"{len(too_large)} job(s) request more than nb_res {workload.nb_res} (first: job {job.name!r}, "
             f"{job.res} resources): the scheduler must reject them", path=str(path), line=line, field="res")))

@@ -70,12 +70,27 @@ def bare_id(job_id: str) -> str:
     return job_id.rpartition("!")[2]
 
 
-def load_oracle(path: str) -> dict[str, float]:
-    """Run times (s) of a workload's jobs by bare id, from their delay profiles."""
+def load_oracle(path: str, simulated: Any = None) -> dict[str, float]:
+    """Run times (s) of a workload's jobs by bare id, from their delay profiles. With `simulated`
+    (the workload being simulated): InputError naming the first simulated job the oracle lacks or
+    holds differently (another size or submit time: the file describes other jobs), so an oracle of
+    another workload never gives wrong "exact" run times without a word."""
     from schedlab.errors import InputError
-    from schedlab.workload import load_workload
+    from schedlab.workload import job_line, load_workload
 
     workload = load_workload(path)
+    if simulated is not None:
+        by_id = {bare_id(job.id): job for job in workload.jobs}
+        for job in simulated.jobs:
+            name = bare_id(job.id)
+            theirs = by_id.get(name)
+            if theirs is None:
+                raise InputError(f"job {name} of the simulated workload is not in this oracle (oracle= must be the "
+                                 "simulated workload)", path=path)
+            if (theirs.res, theirs.submit_time_s) != (job.res, job.submit_time_s):
+                raise InputError(f"job {name} differs from the simulated one (res {theirs.res} vs {job.res}, submit "
+                                 f"time {theirs.submit_time_s:g} s vs {job.submit_time_s:g} s): oracle= must be the "
+                                 "simulated workload", path=path, line=job_line(path, name))
     oracle = {}
     for job in workload.jobs:
         delay = workload.profiles[job.profile].delay_s
@@ -83,29 +98,6 @@ def load_oracle(path: str) -> dict[str, float]:
             raise InputError(f"job {job.id}: profile {job.profile!r} is not a delay profile (no run time)", path=path)
         oracle[bare_id(job.id)] = float(delay)
     return oracle
-
-
-def refuse_foreign_oracle(path: str, workload: Any) -> None:
-    """InputError naming the first simulated job the oracle workload lacks or holds differently
-    (another size or submit time: the file describes other jobs)."""
-    from schedlab.errors import InputError
-    from schedlab.workload import job_line, load_workload
-
-    oracle = load_workload(path)
-    by_id = {bare_id(job.id): job for job in oracle.jobs}
-    for job in workload.jobs:
-        name = bare_id(job.id)
-        theirs = by_id.get(name)
-        if theirs is None:
-            raise InputError(f"job {name} of the simulated workload is not in this oracle (oracle= must be the "
-                             "simulated workload)", path=path)
-        if (theirs.res, theirs.submit_time_s) != (job.res, job.submit_time_s):
-            raise InputError(f"job {name} differs from the simulated one (res {theirs.res} vs {job.res}, submit time "
-                             f"{theirs.submit_time_s:g} s vs {job.submit_time_s:g} s): oracle= must be the simulated "
-                             "workload", path=path, line=job_line(path, name))
-        if oracle.profiles[theirs.profile].delay_s is None:
-            raise InputError(f"job {name}: profile {theirs.profile!r} is not a delay profile (no run time)", path=path,
-                             line=job_line(path, name))
 
 
 class RuntimeEstimates:
@@ -181,7 +173,7 @@ class RuntimeEstimates:
         predictor=model:PATH must have been trained before the workload starts."""
         super().check_inputs(workload)  # type: ignore[misc]
         if self._runtime_kind in ("exact", "perturbed") and self.oracle:
-            refuse_foreign_oracle(self.oracle, workload)
+            self._oracle_s = load_oracle(self.oracle, workload)  # checked, and not read again by prepare
         if self._runtime_kind == "predicted" and self._predictor_kind == "model":
             from schedlab.predictors.training import refuse_look_ahead_model
 

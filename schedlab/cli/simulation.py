@@ -57,7 +57,7 @@ def _platform_of(text: str, timing: str) -> tuple[Any, Path | None]:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from schedlab.engine import Engine
-    from schedlab.engine.run import RunDirectory, simulate
+    from schedlab.engine.run import RunDirectory, is_ours, simulate
     from schedlab.metrics import format_table
     from schedlab.paths import check_output_file, new_directories, remove_if_empty
     from schedlab.workload import load_workload, require_batsim_fields
@@ -159,8 +159,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"schedlab: interrupted{kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if result.is_bug:
-        ours = type(scheduler).__module__.startswith("schedlab.")
-        return report_bug(result.exception, kept, culprit=None if ours else repr(args.scheduler))
+        return report_bug(result.exception, kept, culprit=None if is_ours(scheduler) else repr(args.scheduler))
     if result.error is not None:
         print(f"schedlab: error: {result.error}{kept}", file=sys.stderr)
         return EXIT_FAILURE

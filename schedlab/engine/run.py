@@ -29,16 +29,21 @@ INCOMPLETE_DIR = "incomplete"
 STAGING_PREFIX = ".schedlab-run-"
 
 
+def _said_complete(directory: Path) -> bool | None:
+    """What the summary.json in `directory` says of `complete`; None without a readable one."""
+    try:
+        return json.loads((directory / "summary.json").read_text(encoding="utf-8")).get("complete")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def _holds_an_incomplete_run(directory: Path) -> bool:
     """Only run files, and a summary saying `"complete": false`: what `publish` may replace."""
     from schedlab.paths import RUN_FILES
 
     if not directory.is_dir() or any(entry.name not in RUN_FILES for entry in directory.iterdir()):
         return False
-    try:
-        return json.loads((directory / "summary.json").read_text(encoding="utf-8")).get("complete") is False
-    except (OSError, ValueError, AttributeError):
-        return False
+    return _said_complete(directory) is False
 
 
 def _alive(pid: int) -> bool:
@@ -49,12 +54,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _umask() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return umask
 
 
 class RunDirectory:
@@ -82,24 +81,20 @@ class RunDirectory:
 
     def holds_complete_run(self) -> bool:
         """Whether the directory holds an earlier run's results that are not marked incomplete."""
-        summary = self.out / "summary.json"
-        if summary.is_file():
-            try:
-                return json.loads(summary.read_text(encoding="utf-8")).get("complete") is not False
-            except (OSError, ValueError, AttributeError):
-                return True  # unreadable: not ours to judge, kept
+        if (self.out / "summary.json").is_file():
+            return _said_complete(self.out) is not False  # unreadable: not ours to judge, kept
         return (self.out / "jobs.csv").is_file()  # e.g. real Batsim's files: kept as a complete result
 
     def publish(self, complete: bool) -> Path:
         """Move the staged files in: into the directory when `complete` or when it holds no complete
         run (an earlier run's other files removed: a directory never mixes two runs), else into
         DIR/incomplete/ (replacing an earlier incomplete one). Returns where they went."""
-        from schedlab.paths import RUN_FILES
+        from schedlab.paths import RUN_FILES, give_usual_mode
 
         if not complete and self.holds_complete_run():
             target = self.out / INCOMPLETE_DIR
             shutil.rmtree(target, ignore_errors=True)  # an earlier incomplete run (checked when made)
-            os.chmod(self.staging, 0o777 & ~_umask())  # as a directory made by mkdir, not mkdtemp's 0700
+            give_usual_mode(self.staging, directory=True)
             os.replace(self.staging, target)
             return target
         for name in RUN_FILES:
