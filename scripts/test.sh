@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
-.venv/bin/ruff check schedlab schedulers predictors workloads platforms experiments tests benchmarks
+.venv/bin/ruff check schedlab schedulers predictors workloads platforms tests benchmarks
 exec .venv/bin/python -m pytest "$@"

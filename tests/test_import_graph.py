@@ -11,7 +11,7 @@ from tests.conftest import REPO
 
 #: import name -> folder (pyproject.toml's package-dir)
 ROOTS = {"schedlab": "schedlab", "schedlab.schedulers": "schedulers", "schedlab.predictors": "predictors",
-         "schedlab.workloads": "workloads", "schedlab.platforms": "platforms", "schedlab.experiments": "experiments"}
+         "schedlab.workloads": "workloads", "schedlab.platforms": "platforms"}
 
 #: lowest first; a module is on the floor of the longest prefix that names it
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
