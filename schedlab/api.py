@@ -98,19 +98,13 @@ def _workload(workload: str | Path | Workload) -> Workload:
 
 def _scheduler(scheduler: Any, options: dict[str, Any] | None) -> Any:
     from schedlab.errors import InputError
-    from schedlab.schedulers.base import Scheduler, create_scheduler, scheduler_class
+    from schedlab.schedulers.base import Scheduler, create_scheduler
 
     if isinstance(scheduler, Scheduler):
         if options:
             raise InputError("options= configures a scheduler given by name or class; this one is an instance")
         return scheduler
-    if isinstance(scheduler, type) and issubclass(scheduler, Scheduler):
-        if scheduler.name and scheduler_class(scheduler.name) is scheduler:
-            return create_scheduler(scheduler.name, options)
-        from schedlab.schedulers.base import _create
-
-        return _create(scheduler, scheduler.__name__, options)
-    if isinstance(scheduler, str):
+    if isinstance(scheduler, str) or (isinstance(scheduler, type) and issubclass(scheduler, Scheduler)):
         return create_scheduler(scheduler, options)
     raise InputError(f"scheduler: expected a name, a Scheduler subclass or an instance, got {type(scheduler).__name__}")
 

@@ -5,7 +5,6 @@ creation. The interface itself and the name table are in `interface.py` (re-expo
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
 import typing
 from collections.abc import Iterator, Mapping, Sequence
@@ -13,7 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from schedlab.errors import InputError, SchedlabError, SchedulerFailure
-from schedlab.schedulers.interface import BUILTIN_MODULES, SCHEDULERS, Scheduler, register
+from schedlab.schedulers.interface import (
+    BUILTIN_MODULES,
+    SCHEDULERS,
+    Scheduler,
+    inert_options_of,
+    keyword_options,
+    merged_class_dict,
+    register,
+)
 
 __all__ = ["BUILTIN_MODULES", "SCHEDULERS", "Scheduler", "all_schedulers", "create_scheduler", "option_named",
            "parse_options", "raised_by", "register", "scheduler_class", "scheduler_option_specs",
@@ -94,9 +101,7 @@ def scheduler_option_types(cls: type[Scheduler]) -> dict[str, Any]:
     """Keyword options of a scheduler class with their types: annotated, else the default's
     (bool, int, float; `str | None` for a None default, so `none` gives None), else str."""
     hints = typing.get_type_hints(cls.__init__)
-    params = inspect.signature(cls.__init__).parameters
-    return {name: hints.get(name, _default_type(p.default)) for name, p in params.items()
-            if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    return {name: hints.get(name, _default_type(p.default)) for name, p in keyword_options(cls).items()}
 
 
 def _default_type(default: Any) -> Any:
@@ -107,10 +112,15 @@ def _default_type(default: Any) -> Any:
     return str
 
 
-def create_scheduler(name: str, options: Mapping[str, Any] | None = None) -> Scheduler:
-    """Instantiate a scheduler by name (`scheduler_class`); string option values are converted to
-    declared types."""
-    return _create(scheduler_class(name), name, options)
+def create_scheduler(scheduler: str | type[Scheduler], options: Mapping[str, Any] | None = None) -> Scheduler:
+    """Instantiate a scheduler by name (`scheduler_class`) or from its class (a Scheduler subclass,
+    e.g. a user's own); string option values are converted to declared types, unknown and inert
+    options refused (InputError)."""
+    if isinstance(scheduler, type):
+        if not issubclass(scheduler, Scheduler):
+            raise TypeError(f"{scheduler.__name__} is not a schedlab Scheduler subclass")
+        return _create(scheduler, vars(scheduler).get("name") or scheduler.__name__, options)
+    return _create(scheduler_class(scheduler), scheduler, options)
 
 
 def _create(cls: type[Scheduler], name: str, options: Mapping[str, Any] | None) -> Scheduler:
@@ -124,7 +134,7 @@ def _create(cls: type[Scheduler], name: str, options: Mapping[str, Any] | None) 
             kwargs[key] = _coerce(value, types[key]) if isinstance(value, str) else value
         except ValueError as exc:
             raise InputError(f"bad value for option {key!r} of scheduler {name!r}: {exc}") from None
-    for key, given, when in _inert(cls, kwargs):
+    for key, (given, when) in inert_options_of(cls, kwargs).items():
         raise InputError(f"option {key}={kwargs[key]} has no effect with {given} (it acts only {when}); "
                          "drop one of them")
     try:
@@ -157,17 +167,6 @@ def raised_by(cls: type, name: str, where: str, *, bad_options: bool = True) -> 
         raise failure from exc
 
 
-def _inert(cls: type, options: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """(option, the others' values, when it acts) for each given option that would have no effect."""
-    effective = {key: p.default for key, p in inspect.signature(cls.__init__).parameters.items()} | dict(options)
-    found = []
-    for key, (others, acts, when) in merged_class_dict(cls, "option_acts_only").items():
-        if key in options and not acts(effective):
-            found.append((key, ", ".join(f"{other}={effective.get(other)}" if effective.get(other) not in ("", None)
-                                         else f"no {other}=" for other in others), when))
-    return found
-
-
 def inert_options(name: str, options: Mapping[str, Any]) -> set[str]:
     """The options of `options` that scheduler `name` would ignore with the others given (campaign
     grids drop them from such combinations); empty for an unknown name (said elsewhere)."""
@@ -175,7 +174,7 @@ def inert_options(name: str, options: Mapping[str, Any]) -> set[str]:
         cls = scheduler_class(name)
     except InputError:
         return set()
-    return {key for key, _, _ in _inert(cls, options)}
+    return set(inert_options_of(cls, options))
 
 
 def option_named(error: InputError, options: Mapping[str, Any]) -> InputError:
@@ -188,14 +187,6 @@ def option_named(error: InputError, options: Mapping[str, Any]) -> InputError:
             named.path, named.line = error.path, error.line
             return named
     return error
-
-
-def merged_class_dict(cls: type, attribute: str) -> dict[str, Any]:
-    """A class-level dict attribute merged along the bases (a subclass's entries win)."""
-    merged: dict[str, Any] = {}
-    for klass in reversed(cls.__mro__):
-        merged.update(vars(klass).get(attribute, {}))
-    return merged
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -233,7 +224,7 @@ def _choices_text(name: str, annotation: Any) -> str:
 
 def scheduler_option_specs(cls: type[Scheduler]) -> list[OptionSpec]:
     """Each keyword option of a scheduler: its name, accepted values, default and sentence."""
-    params = inspect.signature(cls.__init__).parameters
+    params = keyword_options(cls)
     told = merged_class_dict(cls, "option_choices")  # what a type cannot say (e.g. "default:SECONDS")
     helps = merged_class_dict(cls, "option_help")
     return [OptionSpec(name, told.get(name) or _choices_text(name, annotation), params[name].default,

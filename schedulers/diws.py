@@ -61,8 +61,6 @@ class DIWS(PredictedEasy):
                  allow_overlap: bool = False, aging_s: float = 0.0) -> None:
         from schedlab.schedulers.policies import aged, get_policy
 
-        if overrun not in ("walltime", "simple", "power", "tsafrir"):
-            raise ValueError(f"overrun must be walltime, simple, power or tsafrir, got {overrun!r}")
         if aging_s < 0:
             raise ValueError(f"aging_s must be >= 0 seconds (0: no aging), got {aging_s}")
         # overrun=walltime: replanned to the walltime end once past the prediction (no correction)
@@ -78,11 +76,6 @@ class DIWS(PredictedEasy):
         if not (model or history or baseline) and type(self).predict_runtimes_s is DIWS.predict_runtimes_s:
             raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on); "
                              "learner=user-last2 or walltime need neither")
-
-    def options(self) -> dict[str, Any]:
-        return {**super().options(), "model": self.model, "history": self.history, "features": self.features,
-                "learner": self.learner, "seed": self.seed, "overrun": self.overrun,
-                "allow_overlap": self.allow_overlap, "aging_s": self.aging_s}
 
     def check_inputs(self, workload: Any) -> None:
         """A history that holds simulated jobs, or jobs ending after the first simulated submission,

@@ -53,10 +53,6 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
     def __init__(self, *, queue_order: str = "fcfs", backfill_order: Literal["queue", "sjbf", "svf"] = "queue",
                  reservation: Literal["count", "machines"] = "count", rjms_delay_s: float = 5.0) -> None:
         super().__init__(queue_order=queue_order)
-        if backfill_order not in ("queue", "sjbf", "svf"):
-            raise ValueError(f"backfill_order must be 'queue', 'sjbf' or 'svf', got {backfill_order!r}")
-        if reservation not in ("count", "machines"):
-            raise ValueError(f"reservation must be 'count' or 'machines', got {reservation!r}")
         if reservation == "machines" and (backfill_order != "queue" or self._policy.dynamic):
             raise ValueError("reservation=machines follows batsched: backfill_order=queue and a static queue order")
         if rjms_delay_s < 0:
@@ -76,12 +72,6 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         #: Latest shadow time computed for each job while it was the head (the invariant to check:
         #: with estimates that bound run times, a head never starts later than this).
         self.head_reservations_s: dict[str, float] = {}
-
-    def options(self) -> dict[str, Any]:
-        options = {**super().options(), "backfill_order": self.backfill_order, "reservation": self.reservation}
-        if self.reservation == "machines":
-            options["rjms_delay_s"] = self.rjms_delay_s
-        return options
 
     def on_simulation_begins(self, platform: Platform, now: float) -> None:
         super().on_simulation_begins(platform, now)

@@ -26,7 +26,6 @@ from typing import Any, Literal
 import numpy as np
 
 from schedlab.model import Decision, Job, JobState
-from schedlab.predictors.corrections import CORRECTIONS
 from schedlab.schedulers.base import register
 from schedlab.schedulers.predicted import PredictedEasy
 from schedlab.schedulers.queue import Running
@@ -75,10 +74,6 @@ class EasyPlusPlus(PredictedEasy):
                  correction: Literal["none", "simple", "power", "tsafrir", "walltime"] = "simple",
                  backfill: Literal["fcfs", "sjbf"] = "fcfs", model: str = "", refit_s: float = 86400.0,
                  seed: int = 0) -> None:
-        if backfill not in ("fcfs", "sjbf"):
-            raise ValueError(f"backfill must be fcfs or sjbf, got {backfill!r}")
-        if correction not in CORRECTIONS:
-            raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
         self._default_s = _default_seconds(predictor)
         if self._default_s is None and predictor not in ("user-last2", "adaboost", "walltime"):
             raise ValueError(f"predictor must be one of {', '.join(PREDICTORS)}, got {predictor!r}")
@@ -96,13 +91,6 @@ class EasyPlusPlus(PredictedEasy):
         self._learned_runtimes_s: list[float] = []
         self._next_refit_s: float | None = None
         self.refits = 0
-
-    def options(self) -> dict[str, Any]:
-        options = {"predictor": self.predictor, "correction": self.correction, "backfill": self.backfill,
-                   "seed": self.seed}
-        if self.predictor == "adaboost":
-            options.update(model=self.model, refit_s=self.refit_s)
-        return options
 
     def check_inputs(self, workload: Any) -> None:
         """A model whose card does not show training data ending before the workload: refused."""

@@ -37,9 +37,6 @@ class FCFS(QueueScheduler):
             self._heads = GroupHeads(self._policy)
             self._position: dict[int, int] = {}  # seq -> index in the (unordered) queue list
 
-    def options(self) -> dict:
-        return {**super().options(), **({"sort_window": self.sort_window} if self.sort_window else {})}
-
     # ------------------------------------------------------------------ grouped dynamic queue
     def _rescored(self, now: float) -> list[tuple[Any, ...]]:
         return self._queue if self._heads is not None else super()._rescored(now)

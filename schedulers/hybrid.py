@@ -91,12 +91,6 @@ class Hybrid(PlanBased):
             raise ValueError(f"threshold must be in [0, 1], got {threshold}")
         if not (retrain > 0 and math.isfinite(retrain)):
             raise ValueError(f"retrain must be a positive number of seconds, got {retrain}")
-        if alpha_rule not in ("ema", "paper", "fixed"):
-            raise ValueError(f"alpha_rule must be ema, paper or fixed, got {alpha_rule!r}")
-        if reliability not in ("gbt-hist", "gbt", "gbt-xgb", "dt"):
-            raise ValueError(f"reliability must be gbt-hist, gbt, gbt-xgb or dt, got {reliability!r}")
-        if step2_order not in ("fcfs", "sjbf"):
-            raise ValueError(f"step2_order must be fcfs or sjbf, got {step2_order!r}")
         if train_last < 0 or 0 < train_last < self.MIN_TRAINING_ROWS:
             raise ValueError(f"train_last must be 0 (all) or at least {self.MIN_TRAINING_ROWS} jobs, got {train_last}")
         self.step2_order, self.train_last = step2_order, int(train_last)
@@ -147,12 +141,6 @@ class Hybrid(PlanBased):
         else:
             why = f"no job's estimated accuracy reached threshold {self.threshold:g}"
         return [f"hybrid: no job was planned as predictable, so the schedule is EASY's with requested times: {why}"]
-
-    def options(self) -> dict[str, Any]:
-        return {**super().options(), "alpha0": self.alpha0, "threshold": self.threshold, "retrain": self.retrain,
-                "alpha_rule": self.alpha_rule, "reliability": self.reliability, "protect_head": self.protect_head,
-                "train_last": self.train_last,
-                "step2_order": self.step2_order}
 
     @property
     def predicts_online(self) -> bool:

@@ -9,6 +9,7 @@ this module (`base.py`, `plugins.py`); it imports neither.
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -27,6 +28,14 @@ class Scheduler:
     #: options, "when it acts")}. Given while the test fails, the option would be silently ignored,
     #: so `create_scheduler` refuses it.
     option_acts_only: ClassVar[dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], bool], str]]] = {}
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Scheduler:
+        """Every option with a `Literal[...]` annotation is checked here, once for all classes, against
+        the class created (its subclasses' internal `super().__init__` calls are not)."""
+        for key, choices in _literal_options(cls).items():
+            if key in kwargs and kwargs[key] not in choices:
+                raise ValueError(f"{key} must be one of {', '.join(map(str, choices))}, got {kwargs[key]!r}")
+        return super().__new__(cls)
 
     def __init__(self) -> None:
         self.platform: Platform | None = None
@@ -71,8 +80,14 @@ class Scheduler:
         raise NotImplementedError(f"{type(self).__name__} must implement decide(now)")
 
     def options(self) -> dict[str, Any]:
-        """The options this instance runs with (recorded in outputs)."""
-        return {}
+        """The options this instance runs with, as keyword arguments that re-create it (summary.json
+        records them). Derived from `__init__` as scikit-learn's `get_params` is: each keyword option
+        is read from the attribute of its name, which `__init__` stores; an option that acts only with
+        other values (`option_acts_only`) is left out where they make it inert, since creation refuses
+        it there. A class keeping an option under another name overrides this."""
+        values = {key: getattr(self, key) for key in keyword_options(type(self)) if hasattr(self, key)}
+        inert = inert_options_of(type(self), values)
+        return {key: value for key, value in values.items() if key not in inert}
 
     def run_report(self) -> dict[str, Any]:
         """Extension point: figures of the run worth keeping (summary.json's `scheduler_report`),
@@ -83,6 +98,48 @@ class Scheduler:
         """Extension point: what a user must be told after the run (one line each, on stderr), e.g.
         that a hybrid planned no job and so ran EASY's schedule."""
         return []
+
+
+def keyword_options(cls: type) -> dict[str, inspect.Parameter]:
+    """A scheduler class's options: the keyword-only parameters of its `__init__`."""
+    return {key: p for key, p in inspect.signature(cls.__init__).parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+_LITERALS: dict[type, dict[str, tuple[Any, ...]]] = {}
+
+
+def _literal_options(cls: type) -> dict[str, tuple[Any, ...]]:
+    """{option: its choices} for the options `cls.__init__` annotates with a Literal (cached per class;
+    annotations that cannot be resolved check nothing)."""
+    if cls not in _LITERALS:
+        try:
+            hints = typing.get_type_hints(cls.__init__)
+        except Exception:  # a user's annotation naming what its module does not define
+            hints = {}
+        _LITERALS[cls] = {key: typing.get_args(hint) for key, hint in hints.items()
+                          if typing.get_origin(hint) is typing.Literal}
+    return _LITERALS[cls]
+
+
+def merged_class_dict(cls: type, attribute: str) -> dict[str, Any]:
+    """A class-level dict attribute merged along the bases (a subclass's entries win)."""
+    merged: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        merged.update(vars(klass).get(attribute, {}))
+    return merged
+
+
+def inert_options_of(cls: type, options: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """{option: (the others' values, when it acts)} for each option of `options` that would have no
+    effect with the others (`option_acts_only`; omitted options count at their defaults)."""
+    effective = {key: p.default for key, p in keyword_options(cls).items()} | dict(options)
+    found = {}
+    for key, (others, acts, when) in merged_class_dict(cls, "option_acts_only").items():
+        if key in options and not acts(effective):
+            found[key] = (", ".join(f"{other}={effective.get(other)}" if effective.get(other) not in ("", None)
+                                    else f"no {other}=" for other in others), when)
+    return found
 
 
 SCHEDULERS: dict[str, type[Scheduler]] = {}

@@ -35,9 +35,6 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
         #: until no core is free now: later jobs keep their previous entry)
         self.planned_start_s: dict[str, float] = {}
 
-    def options(self) -> dict[str, Any]:
-        return {**super().options(), **self.runtime_options()}
-
     def running_profile(self, now: float, *, share: int | None = None, in_share: Any = None) -> AvailabilityProfile:
         """Free cores from now on, running jobs released at their planned ends. With `share`, the
         capped dimension starts at `share` minus the cores of running jobs for which `in_share(job)`
@@ -120,9 +117,6 @@ class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
                  l2: float = 1e-6, learning_rate: float = 1.0, predictor: str = "online-nag") -> None:
         super().__init__(backfill_order=self.backfill)
         self._init_runtimes(runtime, oracle, seed, degree, l2, learning_rate, predictor)
-
-    def options(self) -> dict[str, Any]:
-        return {**super().options(), **self.runtime_options()}
 
 
 @register("fcfs-bf1")

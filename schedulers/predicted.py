@@ -50,9 +50,6 @@ class PredictedEasy(EasyBackfilling):
         self._memo: dict[tuple[Any, ...], float] = {}
         self._limits: dict[str, Limit] = {}
 
-    def options(self) -> dict[str, Any]:
-        return {**super().options(), "margin_min": self.margin_min}
-
     @property
     def predictions_s(self) -> dict[str, float]:
         """Each submitted job's planning estimate as predicted at submission (a copy)."""

@@ -80,9 +80,6 @@ class QueueScheduler(Scheduler):
         self._calls: set[float] = set()  # times a CALL_ME_LATER was asked for, not yet come
         self._call_times: list[tuple[float, float]] = []  # (time asked at, time for), a heap
 
-    def options(self) -> dict[str, Any]:
-        return {"queue_order": self.queue_order}
-
     # ------------------------------------------------------------------ planning duration
     def estimate_s(self, job: Job) -> float:
         return math.inf if job.walltime_s is None else job.walltime_s

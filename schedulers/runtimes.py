@@ -156,12 +156,8 @@ class RuntimeEstimates:
         if degree < 1 or not (learning_rate > 0 and l2 >= 0):
             raise ValueError("degree must be >= 1, learning_rate > 0 and l2 >= 0")
         self.history = CompletionHistory()
+        self.degree, self.l2, self.learning_rate = degree, l2, learning_rate
         self.regression = NormalizedRegression(degree=degree, l2=l2, learning_rate=learning_rate)
-
-    def runtime_options(self) -> dict[str, Any]:
-        regression = self.regression
-        return {"runtime": self.runtime, "oracle": self.oracle, "seed": self.seed, "predictor": self.predictor,
-                "degree": regression.degree, "l2": regression.l2, "learning_rate": regression.learning_rate}
 
     def on_simulation_begins(self, platform: Any, now: float) -> None:
         super().on_simulation_begins(platform, now)  # type: ignore[misc]
