@@ -13,33 +13,43 @@ from __future__ import annotations
 import itertools
 import math
 from bisect import bisect_left
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from sortedcontainers import SortedList
 
-from schedlab.model import Decision, Job, JobState, Platform
+from schedlab.model import Decision, Job
 from schedlab.schedulers.base import register
-from schedlab.schedulers.easy_machines import MachineReservationMixin
-from schedlab.schedulers.queue import QueueScheduler
-from schedlab.schedulers.queue_index import CandidateIndex
+from schedlab.schedulers.easy_machines import MachineReservation
+from schedlab.schedulers.queue import Entry, QueueScheduler
+from schedlab.schedulers.queue_index import Budget, CandidateIndex
 
 
 @register("easy")
-class EasyBackfilling(MachineReservationMixin, QueueScheduler):
+class EasyBackfilling(QueueScheduler):
     """EASY backfilling: the queue's head gets a reservation, later jobs start now if they do not delay it.
 
     Candidates tried in queue order (`backfill_order="queue"`),
     shortest-estimate first (`"sjbf"`, Tsafrir et al. 2007) or smallest volume (estimate x
     resources) first (`"svf"`, the hybrid study's FCFS-BF2). `reservation="machines"` follows
-    batsched's easy_bf instead of the textbook count-based rule (see easy_machines.py)."""
+    batsched's easy_bf instead of the textbook count-based rule: its own strategy
+    (easy_machines.MachineReservation), which creation puts before the class asked for."""
 
     #: CALL_ME_LATER only for planned ends that can change a decision (see `call_wanted`); False:
     #: for every end before the kill time (the same schedule, more wake-ups; tests compare the two)
     calls_for_plan_only = True
-    #: Find backfilling candidates through a CandidateIndex (static queue orders, count mode): a
-    #: pass then costs O(log queue) instead of a walk of the queue. False: the plain walk, which
-    #: the tests compare it to.
-    use_index = True
+    _WITH_MACHINES: ClassVar[dict[type, type]] = {}
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> EasyBackfilling:
+        """`reservation="machines"` gives an instance of the class with the machines strategy first
+        in its bases (one per class, made once): same name, options and `__init__`."""
+        if kwargs.get("reservation") == "machines" and not issubclass(cls, MachineReservation):
+            if cls not in EasyBackfilling._WITH_MACHINES:
+                namespace = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__}
+                if "name" in vars(cls):
+                    namespace["name"] = cls.name
+                EasyBackfilling._WITH_MACHINES[cls] = type(cls.__name__, (MachineReservation, cls), namespace)
+            cls = EasyBackfilling._WITH_MACHINES[cls]
+        return super().__new__(cls, *args, **kwargs)  # type: ignore[return-value]
 
     option_help = {"backfill_order": "the order backfilling candidates are tried in: queue order, shortest "
                                      "estimate first, or smallest estimate x resources first",
@@ -63,50 +73,45 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         self.backfill_order = backfill_order
         self.reservation = reservation
         self.rjms_delay_s = rjms_delay_s
-        if reservation == "machines":
-            self._machines_init()
+        self._init_reservation()
         self._reservation: tuple[str, float, int] | None = None  # (head id, shadow time, extra)
-        self._index: CandidateIndex | None = None  # the waiting jobs in backfilling order (count mode)
+        self._index: CandidateIndex | None = None  # the waiting jobs in backfilling order
+        self.use_index = True
         self._watched_s = -math.inf  # every planned end up to this time has its CALL_ME_LATER
         self._in_pass = False
         #: Latest shadow time computed for each job while it was the head (the invariant to check:
         #: with estimates that bound run times, a head never starts later than this).
         self.head_reservations_s: dict[str, float] = {}
 
-    def on_simulation_begins(self, platform: Platform, now: float) -> None:
-        super().on_simulation_begins(platform, now)
-        if self.use_index and self.reservation == "count" and not self._policy.dynamic:
-            key = (lambda e: e[:3]) if self.backfill_order == "queue" else self._backfill_key
-            self._index = CandidateIndex(key)
-            self._queue = SortedList(self._queue)  # O(log n) removals anywhere in a long queue
+    def _init_reservation(self) -> None:
+        """Extension point of a reservation strategy (the count rule keeps nothing more)."""
 
-    def on_job_submitted(self, job: Job, now: float) -> None:
-        if self.reservation == "machines" and job.res <= self.nb_resources:
-            rejection = self._machines_reject(job)
-            if rejection is not None:
-                self._pending.append(rejection)
-                return
-        super().on_job_submitted(job, now)
+    @property
+    def use_index(self) -> bool:
+        """Whether backfilling candidates are found through a CandidateIndex (a pass then costs
+        O(log queue) instead of a walk of the queue; static queue orders, count rule). Set False
+        before any job is queued for the plain walk, which the tests compare it to."""
+        return self._index is not None
 
-    def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
-        super().on_job_completed(job_id, state, now)
-        if self.reservation == "machines":
-            self._machines_completed(job_id)
+    @use_index.setter
+    def use_index(self, wanted: bool) -> None:
+        if self._queue:
+            raise RuntimeError("use_index is chosen before any job is queued")
+        if wanted and self._index_serves():
+            self._index = CandidateIndex((lambda e: e[:3]) if self.backfill_order == "queue" else self._backfill_key)
+            self._queue = SortedList()  # type: ignore[assignment]  # O(log n) removals anywhere in a long queue
+        else:
+            self._index, self._queue = None, []
 
-    def revise_estimate(self, job_id: str, estimate_s: float, now: float) -> None:
-        self._refuse_in_machines_mode()
-        super().revise_estimate(job_id, estimate_s, now)
-
-    def revise_expected_end(self, job_id: str, end_s: float, now: float) -> None:
-        self._refuse_in_machines_mode()
-        super().revise_expected_end(job_id, end_s, now)
+    def _index_serves(self) -> bool:
+        return not self._policy.dynamic  # a dynamic order re-sorts the whole queue at each decision
 
     def call_wanted(self, end_s: float) -> bool:
         """Only ends at or before the head's shadow time can change a decision when revised (see
         `end_change_matters`): calls for the others would wake the scheduler (a Batsim round trip)
         for nothing. A pass asks, at its end, for what its reservation needs. A dynamic queue order
         re-sorts at every decision, so any wake-up may change the head: a call for every end then."""
-        if not self.calls_for_plan_only or self.reservation == "machines" or self._policy.dynamic:
+        if not self.calls_for_plan_only or self._policy.dynamic:
             return True
         if self._in_pass:
             return False
@@ -121,18 +126,14 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         cached = self._reservation
         return cached is None or min(old_end_s, new_end_s) <= cached[1]
 
-    def _refuse_in_machines_mode(self) -> None:
-        if self.reservation == "machines":
-            raise RuntimeError("reservation=machines plans with walltimes (batsched's rule): estimates are fixed")
-
-    def _enqueue(self, entry: tuple[Any, ...]) -> None:
+    def _enqueue(self, entry: Entry) -> None:
         if self._index is None:
             super()._enqueue(entry)
         else:
             self._queue.add(entry)
             self._index.add(entry)
 
-    def _dequeue(self, entry: tuple[Any, ...], index: int | None = None) -> None:
+    def _dequeue(self, entry: Entry, index: int | None = None) -> None:
         if self._index is None:
             super()._dequeue(entry, index)
         else:
@@ -142,7 +143,7 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
                 del self._queue[index]
             self._index.remove(entry)
 
-    def _dequeue_head(self, nb: int) -> list[tuple[Any, ...]]:
+    def _dequeue_head(self, nb: int) -> list[Entry]:
         started = super()._dequeue_head(nb)
         if self._index is not None:
             for entry in started:
@@ -150,9 +151,6 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         return started
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
-        if self.reservation == "machines":
-            self._schedule_machines(now, decisions)
-            return
         self._in_pass = True
         try:
             started, full_pass = self._pass(now, decisions)
@@ -178,18 +176,18 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
         """Start what EASY starts now; returns the jobs started, and whether the pass was full."""
         queue = self._queue
         cached = self._reservation
-        full_pass: bool = self._released or cached is None or cached[0] != queue[0][3].id
+        full_pass: bool = self._released or cached is None or cached[0] != queue[0].job.id
         if full_pass:
             started = self._start_head_jobs(now, decisions)
             if not queue:
                 self._reservation = None
-                return [entry[3] for entry in started], True
-            head = queue[0][3]
+                return [entry.job for entry in started], True
+            head = queue[0].job
             shadow_s, extra = self._shadow(head, now)
             self.head_reservations_s[head.id] = shadow_s
-            state = [self._resources.nb_free, extra]
+            budget = Budget(self._resources.nb_free, extra)
             if self._index is not None:  # the head cannot be a candidate: it does not fit
-                candidates: Any = self._index.candidates(state, now, shadow_s)
+                candidates: Any = self._index.candidates(budget, now, shadow_s)
             else:
                 candidates = itertools.islice(queue, 1, None)
                 if self.backfill_order != "queue":
@@ -200,25 +198,25 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
             head_id, shadow_s, extra = cached
             if self._resources.nb_free == 0:
                 return [], False
-            candidates = [e for e in self._new if e[3].id != head_id]
+            candidates = [e for e in self._new if e.job.id != head_id]
             if not candidates:
                 return [], False
             candidates.sort(key=self._queue_position() if self.backfill_order == "queue" else self._backfill_key)
             started = []
-            state = [self._resources.nb_free, extra]
+            budget = Budget(self._resources.nb_free, extra)
         nb_heads = len(started)
-        self._backfill(candidates, state, now, shadow_s, decisions, started)
+        self._backfill(candidates, budget, now, shadow_s, decisions, started)
         if len(started) > nb_heads:
             self._remove_waiting(started[nb_heads:])
-        self._reservation = (queue[0][3].id, shadow_s, state[1])
-        return [entry[3] for entry in started], full_pass
+        self._reservation = (queue[0].job.id, shadow_s, budget.extra)
+        return [entry.job for entry in started], full_pass
 
     def _backfill_key(self, entry: tuple[Any, ...]) -> tuple[Any, ...]:
         """Candidates' order for `backfill_order` sjbf (estimate) or svf (estimate x size), ties
         in submission order."""
         if self.backfill_order == "sjbf":
-            return entry[4], entry[1], entry[2]
-        return entry[4] * entry[5], entry[1], entry[2]
+            return entry.estimate_s, entry.submit_s, entry.seq
+        return entry.estimate_s * entry.res, entry.submit_s, entry.seq
 
     def _queue_position(self) -> Any:
         """Sort key giving entries their queue position (incremental passes: a static queue,
@@ -228,7 +226,7 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
             return queue.bisect_left
         return lambda entry: bisect_left(queue, entry)
 
-    def _remove_waiting(self, entries: list[tuple[Any, ...]]) -> None:
+    def _remove_waiting(self, entries: list[Entry]) -> None:
         queue = self._queue
         if self._index is not None:
             for entry in entries:
@@ -240,25 +238,28 @@ class EasyBackfilling(MachineReservationMixin, QueueScheduler):
             for entry in entries:
                 del queue[bisect_left(queue, entry)]
 
-    def _backfill(self, candidates: Any, state: list[int], now: float, shadow_s: float,
-                  decisions: list[Decision], started: list[tuple[Any, ...]]) -> None:
+    def _backfill(self, candidates: Any, budget: Budget, now: float, shadow_s: float,
+                  decisions: list[Decision], started: list[Entry]) -> None:
         """The hot loop of EASY: start each candidate that fits now and either ends (as planned)
-        by the shadow time or uses only the extra resources. state = [free, extra], lowered as
-        jobs start (the index reads them between candidates)."""
+        by the shadow time or uses only the extra resources. The budget is lowered as jobs start,
+        before the next candidate is asked for (the index reads it between candidates)."""
+        free, extra = budget.free, budget.extra
+        if free == 0:
+            return
         for entry in candidates:
-            free = state[0]
-            if free == 0:
-                break
-            res = entry[5]
+            res = entry.res
             if res > free:
                 continue
-            if now + entry[6] > shadow_s:  # ends after the shadow time (as planned): only on extra resources
-                if res > state[1]:
+            if now + entry.planned_s > shadow_s:  # ends after the shadow time (as planned): only on extra resources
+                if res > extra:
                     continue
-                state[1] -= res
-            self._start(entry[3], now, decisions, entry[4])
-            state[0] = free - res
+                extra -= res
+            self._start(entry.job, now, decisions, entry.estimate_s)
+            free -= res
+            budget.free, budget.extra = free, extra
             started.append(entry)
+            if free == 0:
+                break
 
     def _shadow(self, head: Job, now: float) -> tuple[float, int]:
         """Shadow time and extra resources for `head`, from the estimated ends of running jobs.

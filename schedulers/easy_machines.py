@@ -14,12 +14,15 @@ import itertools
 from bisect import bisect_left
 from collections.abc import Iterable
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sortedcontainers import SortedList
 
-from schedlab.model import Decision, Job, Reject
+from schedlab.model import Decision, Job, JobState, Reject
 from schedlab.resources import procset_from_sorted
+
+if TYPE_CHECKING:
+    from schedlab.schedulers.queue import Entry
 
 Intervals = list[tuple[int, int]]  # disjoint, ascending (first, last) runs of machine ids
 
@@ -72,23 +75,58 @@ def _lowest_of_union(parts: list[Intervals], count: int) -> Intervals:
     return _lowest(sorted(itertools.chain.from_iterable(parts)), count)
 
 
-class MachineReservationMixin:
-    """Mixed into EasyBackfilling; active with `reservation="machines"`. Machine sets are sorted
-    interval lists, so a decision costs O(runs of machines), not O(machines) (marconi100 has 15,680)."""
+class MachineReservation:
+    """EASY's `reservation="machines"` strategy: put before EasyBackfilling (or a subclass) in a
+    class's bases, it replaces the count-based rule's hooks (EasyBackfilling.__new__ does so when
+    that option is given). Machine sets are sorted interval lists, so a decision costs O(runs of
+    machines), not O(machines) (marconi100 has 15,680)."""
 
     rjms_delay_s: float
     head_reservations_s: dict[str, float]
-    _queue: list[tuple[Any, ...]]
-    _new: list[tuple[Any, ...]]
+    nb_resources: int
+    _queue: list[Entry]
+    _new: list[Entry]
+    _pending: list[Decision]
     _completed: bool
 
-    def _machines_init(self) -> None:
+    def _init_reservation(self) -> None:
         # running jobs: (estimated end, seq, machines, their count), by job id and ascending by (end, seq)
         self._machine_ends: dict[str, tuple[Fraction, int, Intervals, int]] = {}
         self._ends_by_time: SortedList = SortedList()
         self._walltimes_q: dict[str, Fraction] = {}  # waiting and running jobs' walltime + rjms_delay
         self._priority: tuple[str, Fraction, Intervals] | None = None  # id, start, machines
         self._priority_before: str | None = None
+
+    def _index_serves(self) -> bool:
+        return False  # decisions walk machine sets, not a candidate index
+
+    def on_job_submitted(self, job: Job, now: float) -> None:
+        if job.res <= self.nb_resources:
+            rejection = self._machines_reject(job)
+            if rejection is not None:
+                self._pending.append(rejection)
+                return
+        super().on_job_submitted(job, now)  # type: ignore[misc]
+
+    def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
+        super().on_job_completed(job_id, state, now)  # type: ignore[misc]
+        self._machines_completed(job_id)
+
+    def revise_estimate(self, job_id: str, estimate_s: float, now: float) -> None:
+        self._refuse_revision()
+
+    def revise_expected_end(self, job_id: str, end_s: float, now: float) -> None:
+        self._refuse_revision()
+
+    @staticmethod
+    def _refuse_revision() -> None:
+        raise RuntimeError("reservation=machines plans with walltimes (batsched's rule): estimates are fixed")
+
+    def call_wanted(self, end_s: float) -> bool:
+        return True
+
+    def _schedule(self, now: float, decisions: list[Decision]) -> None:
+        self._schedule_machines(now, decisions)
 
     def _machines_reject(self, job: Job) -> Reject | None:
         """A Reject for a job batsched would refuse; else None, and its exact walltime + rjms
@@ -148,12 +186,12 @@ class MachineReservationMixin:
             return None
         return _lowest(available, job.res)
 
-    def _run(self, entry: tuple[Any, ...], machines: Intervals, now: float, now_q: Fraction,
+    def _run(self, entry: Entry, machines: Intervals, now: float, now_q: Fraction,
              decisions: list[Decision]) -> None:
-        job = entry[3]
-        self._start(job, now, decisions, entry[4], procset_from_sorted(machines))
+        job = entry.job
+        self._start(job, now, decisions, entry.estimate_s, procset_from_sorted(machines))
         self._seq += 1
-        item = (now_q + self._walltimes_q[job.id], self._seq, machines, entry[5])
+        item = (now_q + self._walltimes_q[job.id], self._seq, machines, entry.res)
         self._machine_ends[job.id] = item
         self._ends_by_time.add(item)
 
@@ -162,13 +200,13 @@ class MachineReservationMixin:
         queue = self._queue
         while queue:
             head = queue[0]
-            start, machines = self._place_priority(head[3], now_q)
+            start, machines = self._place_priority(head.job, now_q)
             if start == now_q:
                 self._priority = None
                 self._run(head, machines, now, now_q, decisions)
                 del queue[0]
             else:
-                self._reserve(head[3], start, machines)
+                self._reserve(head.job, start, machines)
                 return
         self._priority = None
 
@@ -176,7 +214,7 @@ class MachineReservationMixin:
     def _schedule_machines(self, now: float, decisions: list[Decision]) -> None:
         queue = self._queue
         now_q = Fraction(now)
-        head_id = queue[0][3].id if queue else None
+        head_id = queue[0].job.id if queue else None
         if head_id != self._priority_before:
             self._start_priority_jobs(now, now_q, decisions)
         if not self._completed:
@@ -186,20 +224,20 @@ class MachineReservationMixin:
                 if nb_available <= 0:
                     break
                 position = bisect_left(queue, entry)  # a static order: the queue is sorted
-                if position == len(queue) or queue[position] is not entry or position == 0 or entry[5] > nb_available:
+                if position == len(queue) or queue[position] is not entry or position == 0 or entry.res > nb_available:
                     continue  # started already, or the priority job, or too large
-                machines = self._can_start_now(entry[3], free, outside, until_priority_q)
+                machines = self._can_start_now(entry.job, free, outside, until_priority_q)
                 if machines is not None:
                     self._run(entry, machines, now, now_q, decisions)
                     del queue[position]
-                    nb_available -= entry[5]
+                    nb_available -= entry.res
                     free, outside = _minus(free, machines), _minus(outside, machines)
         elif self._resources.nb_free > 0:
             while queue:  # the priority job: placed again against running jobs only
                 head = queue[0]
-                start, machines = self._place_priority(head[3], now_q)
+                start, machines = self._place_priority(head.job, now_q)
                 if start != now_q:
-                    self._reserve(head[3], start, machines)
+                    self._reserve(head.job, start, machines)
                     break
                 self._priority = None
                 self._run(head, machines, now, now_q, decisions)
@@ -209,9 +247,9 @@ class MachineReservationMixin:
                 free, outside, until_priority_q = self._available_now(self._free_runs(), now_q)
                 started = []
                 for entry in itertools.islice(queue, 1, None):
-                    res = entry[5]
+                    res = entry.res
                     if res <= nb_free:  # the count rules most jobs out without touching machine sets
-                        machines = self._can_start_now(entry[3], free, outside, until_priority_q)
+                        machines = self._can_start_now(entry.job, free, outside, until_priority_q)
                         if machines is not None:
                             self._run(entry, machines, now, now_q, decisions)
                             started.append(entry)
@@ -221,6 +259,6 @@ class MachineReservationMixin:
                                 break  # requests are >= 1 resource: nothing else fits
                 for entry in started:
                     del queue[bisect_left(queue, entry)]  # a static order: the queue is sorted
-        self._priority_before = queue[0][3].id if queue else None
-        if self._priority is not None and (not queue or self._priority[0] != queue[0][3].id):
+        self._priority_before = queue[0].job.id if queue else None
+        if self._priority is not None and (not queue or self._priority[0] != queue[0].job.id):
             self._priority = None

@@ -8,11 +8,10 @@ whole queue sorted)."""
 from __future__ import annotations
 
 import heapq
-from typing import Any
 
 from schedlab.model import Decision
 from schedlab.schedulers.base import register
-from schedlab.schedulers.queue import QueueScheduler
+from schedlab.schedulers.queue import Entry, QueueScheduler
 
 
 @register("fcfs")
@@ -38,34 +37,34 @@ class FCFS(QueueScheduler):
             self._position: dict[int, int] = {}  # seq -> index in the (unordered) queue list
 
     # ------------------------------------------------------------------ grouped dynamic queue
-    def _rescored(self, now: float) -> list[tuple[Any, ...]]:
+    def _rescored(self, now: float) -> list[Entry]:
         return self._queue if self._heads is not None else super()._rescored(now)
 
-    def _enqueue(self, entry: tuple[Any, ...]) -> None:
+    def _enqueue(self, entry: Entry) -> None:
         if self._heads is None:
             super()._enqueue(entry)
             return
-        self._position[entry[2]] = len(self._queue)
+        self._position[entry.seq] = len(self._queue)
         self._queue.append(entry)
         self._heads.add(entry)
 
-    def _dequeue(self, entry: tuple[Any, ...], index: int | None = None) -> None:
+    def _dequeue(self, entry: Entry, index: int | None = None) -> None:
         if self._heads is None:
             super()._dequeue(entry, index)
             return
-        index = self._position.pop(entry[2])
+        index = self._position.pop(entry.seq)
         last = self._queue.pop()
         if last is not entry:  # the last entry fills the hole
             self._queue[index] = last
-            self._position[last[2]] = index
+            self._position[last.seq] = index
         self._heads.remove(entry)
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         if not (self._released or self._new):
             return
         if self._heads is not None:  # the best head starts while it fits
-            while (entry := self._heads.best(now)) is not None and entry[5] <= self._resources.nb_free:
-                self._start(entry[3], now, decisions, entry[4])
+            while (entry := self._heads.best(now)) is not None and entry.res <= self._resources.nb_free:
+                self._start(entry.job, now, decisions, entry.estimate_s)
                 self._dequeue(entry)
             return
         if not self.sort_window:
@@ -73,10 +72,10 @@ class FCFS(QueueScheduler):
             return
         while self._queue:  # the head of the sorted window starts while it fits
             window = heapq.nsmallest(self.sort_window, range(len(self._queue)),
-                                     key=lambda i: (self._queue[i][1], self._queue[i][2]))
+                                     key=lambda i: (self._queue[i].submit_s, self._queue[i].seq))
             head = min(window)  # the queue is in the policy's order (a dynamic one re-sorted for this decision)
             entry = self._queue[head]
-            if entry[5] > self._resources.nb_free:
+            if entry.res > self._resources.nb_free:
                 return
-            self._start(entry[3], now, decisions, entry[4])
+            self._start(entry.job, now, decisions, entry.estimate_s)
             self._dequeue(entry, head)

@@ -12,15 +12,18 @@ seq): the same job as the fully sorted queue's head.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from schedlab.schedulers.policies import QueuePolicy
 
+if TYPE_CHECKING:
+    from schedlab.schedulers.queue import Entry
 
-def _order(entry: tuple[Any, ...]) -> tuple[float, int]:
-    return entry[1], entry[2]  # (submit, seq)
+
+def _order(entry: Entry) -> tuple[float, int]:
+    return entry.submit_s, entry.seq  # (submit, seq)
 
 
 class GroupHeads:
@@ -31,10 +34,10 @@ class GroupHeads:
         if not policy.by_wait or policy.vector is None:
             raise ValueError(f"queue policy {policy.name!r} is not scored by wait with an array form")
         self._policy = policy
-        self._groups: dict[tuple[float, int], list[tuple[Any, ...]]] = {}
+        self._groups: dict[tuple[float, int], list[Entry]] = {}
         self._slot: dict[tuple[float, int], int] = {}
         self._free: list[int] = []
-        self._heads: list[tuple[Any, ...] | None] = []
+        self._heads: list[Entry | None] = []
         self._submit = np.zeros(0)
         self._estimate = np.zeros(0)
         self._res = np.zeros(0)
@@ -47,8 +50,8 @@ class GroupHeads:
     def __len__(self) -> int:
         return self._count
 
-    def add(self, entry: tuple[Any, ...]) -> None:
-        key = (entry[4], entry[5])
+    def add(self, entry: Entry) -> None:
+        key = (entry.estimate_s, entry.res)
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = []
@@ -58,12 +61,12 @@ class GroupHeads:
         if group[0] is entry:
             self._set_head(self._slot[key], entry)
 
-    def remove(self, entry: tuple[Any, ...]) -> None:
-        key = (entry[4], entry[5])
+    def remove(self, entry: Entry) -> None:
+        key = (entry.estimate_s, entry.res)
         group = self._groups[key]
         index = bisect_left(group, _order(entry), key=_order)
         if group[index] is not entry:
-            raise KeyError(f"job {entry[3].id!r} is not waiting")
+            raise KeyError(f"job {entry.job.id!r} is not waiting")
         del group[index]
         self._count -= 1
         if index:
@@ -79,7 +82,7 @@ class GroupHeads:
             if self._scored_at is not None:
                 self._scores[slot] = np.inf
 
-    def best(self, now: float) -> tuple[Any, ...] | None:
+    def best(self, now: float) -> Entry | None:
         """The entry a queue sorted by (score at `now`, submit, seq) would have first."""
         if not self._count:
             return None
@@ -111,10 +114,10 @@ class GroupHeads:
             self._scored_at = None  # the new slots hold no score
         return slot
 
-    def _set_head(self, slot: int, entry: tuple[Any, ...]) -> None:
+    def _set_head(self, slot: int, entry: Entry) -> None:
         self._heads[slot] = entry
-        self._submit[slot], self._estimate[slot], self._res[slot] = entry[1], entry[4], entry[5]
-        self._seq[slot] = entry[2]
+        self._submit[slot], self._estimate[slot], self._res[slot] = entry.submit_s, entry.estimate_s, entry.res
+        self._seq[slot] = entry.seq
         self._valid[slot] = True
         if self._scored_at is not None:  # the scalar score equals the array form's bit for bit
-            self._scores[slot] = self._policy.score(entry[3], entry[4], self._scored_at)
+            self._scores[slot] = self._policy.score(entry.job, entry.estimate_s, self._scored_at)

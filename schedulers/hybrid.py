@@ -44,11 +44,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from schedlab.model import Decision, Job, Platform
+from schedlab.model import Decision, Execute, Job, Platform
 from schedlab.schedulers.base import register
 from schedlab.schedulers.plan_based import PlanBased
 from schedlab.schedulers.profile import AvailabilityProfile
-from schedlab.schedulers.queue import calls_first
+from schedlab.schedulers.queue import Entry, calls_first
 
 ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 
@@ -209,14 +209,14 @@ class Hybrid(PlanBased):
         self.alpha_history.append((boundary_s, self.alpha))
         self._released = True  # the share changed: a full plan
 
-    def _classify(self, entries: list[tuple[Any, ...]]) -> None:
+    def _classify(self, entries: list[Entry]) -> None:
         from schedlab.predictors.online import reliability_row
 
         if not entries:
             return
         rows = []
         for entry in entries:
-            job = entry[3]
+            job = entry.job
             history_row, requested_s = self._history_rows[job.id]
             row = reliability_row(history_row, requested_s, self._estimates[job.id])
             self._reliability_rows[job.id] = row
@@ -224,8 +224,8 @@ class Hybrid(PlanBased):
             rows.append(row)
         estimated = [math.nan] * len(rows) if self._model is None else self._model.predict_rows(rows)
         for entry, value in zip(entries, estimated, strict=True):
-            self.estimated_accuracy[entry[3].id] = value
-            self.predictable[entry[3].id] = value >= self.threshold  # NaN (no model): False
+            self.estimated_accuracy[entry.job.id] = value
+            self.predictable[entry.job.id] = value >= self.threshold  # NaN (no model): False
 
     def decide(self, now: float) -> list[Decision]:
         while now >= self._next_boundary_s:
@@ -256,14 +256,14 @@ class Hybrid(PlanBased):
         planned, candidates = [], []  # step 1's jobs; step 2's, in queue order
         predictable = self.predictable
         for entry in self._queue:
-            (planned if entry[5] <= share and predictable[entry[3].id] else candidates).append(entry)
+            (planned if entry.res <= share and predictable[entry.job.id] else candidates).append(entry)
         head = None
         if self.protect_head and self._head is not None:
             # once a head, its reservation depends on the running jobs only (EASY's rule): planned
             # jobs go around it, else a stream of predictable jobs would push it back forever. It
             # stays the head while it waits outside the plan, even when a smaller share sends
             # earlier predictable jobs to step 2 ahead of it: they go around it too (step 2)
-            head = next((e[3] for e in candidates if e[3].id == self._head[0]), None)
+            head = next((e.job for e in candidates if e.job.id == self._head[0]), None)
         if head is not None:
             duration_s = self.requested_of_s[head.id]
             start_s = profile.earliest(head.res, duration_s)
@@ -271,31 +271,31 @@ class Hybrid(PlanBased):
             self._head = (head.id, start_s)
         else:
             self._head = None
-        planned.sort(key=lambda e: (e[4] * e[5], e[1], e[2]))  # online-SVF
+        planned.sort(key=lambda e: (e.estimate_s * e.res, e.submit_s, e.seq))  # online-SVF
         started_before = len(decisions)
         self.plan_queue(profile, planned, now, decisions, capped=True)
-        by_plan = [d.job_id for d in decisions[started_before:] if hasattr(d, "job_id")]
+        by_plan = [d.job_id for d in decisions[started_before:] if isinstance(d, Execute)]
         self._planned.update(by_plan)
         self.nb_started_by_plan += len(by_plan)
         self._backfill(profile, candidates, now, decisions)
-        started = {d.job_id for d in decisions[started_before:] if hasattr(d, "job_id")}
+        started = {d.job_id for d in decisions[started_before:] if isinstance(d, Execute)}
         if started:
-            self._queue = [e for e in self._queue if e[3].id not in started]
+            self._queue = [e for e in self._queue if e.job.id not in started]
 
-    def _backfill(self, profile: AvailabilityProfile, candidates: list[tuple[Any, ...]], now: float,
+    def _backfill(self, profile: AvailabilityProfile, candidates: list[Entry], now: float,
                   decisions: list[Decision]) -> None:
         """Step 2: FCFS + EASY for the unpredictable queue with requested times, around the plan:
         jobs start in queue order until one does not fit (the head: it reserves), then the others
         are tried in `step2_order`."""
         requested = self.requested_of_s
         kept = self._head  # the head's reservation, already in the profile
-        if kept is not None and candidates[0][3].id != kept[0]:
+        if kept is not None and candidates[0].job.id != kept[0]:
             # a smaller share sent earlier predictable jobs here, ahead of the kept head: the head
             # goes first, they follow in queue order (EASY: the protected job is served first)
-            candidates.sort(key=lambda e: e[3].id != kept[0])  # stable: the others keep their order
+            candidates.sort(key=lambda e: e.job.id != kept[0])  # stable: the others keep their order
         rest_from = len(candidates)
         for index, entry in enumerate(candidates):
-            job = entry[3]
+            job = entry.job
             duration_s = requested[job.id]
             if kept is not None:  # the head, reserved before step 1
                 kept = None
@@ -318,12 +318,12 @@ class Hybrid(PlanBased):
             break
         rest = candidates[rest_from:]
         if self.step2_order == "sjbf":
-            rest.sort(key=lambda e: (requested[e[3].id], e[1], e[2]))
+            rest.sort(key=lambda e: (requested[e.job.id], e.submit_s, e.seq))
         for entry in rest:
             free_now = profile.free[0]
             if free_now == 0:
                 break  # nothing more starts now, and the head has its reservation
-            job = entry[3]
+            job = entry.job
             duration_s = requested[job.id]
             if job.res <= free_now and profile.fits_now(job.res, duration_s):
                 profile.reserve(now, now + duration_s, job.res)

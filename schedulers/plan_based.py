@@ -19,7 +19,7 @@ from schedlab.model import Decision
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy import EasyBackfilling
 from schedlab.schedulers.profile import AvailabilityProfile
-from schedlab.schedulers.queue import QueueScheduler
+from schedlab.schedulers.queue import Entry, QueueScheduler
 from schedlab.schedulers.runtimes import RuntimeEstimates
 
 
@@ -50,8 +50,8 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
         return AvailabilityProfile(now, free, capped_now=None if share is None else share - used_in_share,
                                    releases=releases)
 
-    def plan_queue(self, profile: AvailabilityProfile, entries: list[tuple[Any, ...]], now: float,
-                   decisions: list[Decision], *, capped: bool = False, whole: bool = True) -> list[tuple[Any, ...]]:
+    def plan_queue(self, profile: AvailabilityProfile, entries: list[Entry], now: float,
+                   decisions: list[Decision], *, capped: bool = False, whole: bool = True) -> list[Entry]:
         """Give each entry (in order) its earliest slot, reserve it, start those planned for now;
         returns the entries not started. `whole=False`: stop once fewer cores are free now than any
         later entry requests (nothing later can start now; the rest of the plan is only needed by
@@ -61,16 +61,16 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
         if not whole:
             smallest = self.nb_resources + 1
             for entry in reversed(entries):
-                smallest = min(smallest, entry[5])
+                smallest = min(smallest, entry.res)
                 smallest_after.append(smallest)
             smallest_after.reverse()
-        starts = profile.plan([e[5] for e in entries], [e[6] for e in entries], capped=capped,
+        starts = profile.plan([e.res for e in entries], [e.planned_s for e in entries], capped=capped,
                               stop_below=None if whole else smallest_after)
         for entry, start_s in zip(entries, starts, strict=False):
-            job = entry[3]
+            job = entry.job
             self.planned_start_s[job.id] = start_s
             if start_s <= now:  # the profile gives exactly `now` to a job that fits now
-                self._start(job, now, decisions, entry[4])
+                self._start(job, now, decisions, entry.estimate_s)
             else:
                 waiting.append(entry)
         waiting.extend(entries[len(starts):])

@@ -7,7 +7,7 @@ import itertools
 import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from procset import ProcSet
 
@@ -23,6 +23,19 @@ class Running:
     alloc: ProcSet
     start_s: float
     end_key: tuple[float, int, int]  # (estimated end, seq, res): its place in the sorted list of ends
+
+
+class Entry(NamedTuple):
+    """A waiting job in the queue. Entries sort as tuples, by (score, submit, seq); seq is unique,
+    so the fields after it never decide an order (a Job is never compared)."""
+
+    score: Any  # the queue policy's score (a number, or a tuple for lexicographic policies)
+    submit_s: float
+    seq: int  # arrival order among the scheduler's entries, unique
+    job: Job
+    estimate_s: float  # the planning estimate given at submission (or revised)
+    res: int
+    planned_s: float  # the duration the plan holds the job if it starts now (planned_duration_s)
 
 
 def calls_first(decisions: list[Decision]) -> list[Decision]:
@@ -66,9 +79,8 @@ class QueueScheduler(Scheduler):
         super().__init__()
         self._policy = get_policy(queue_order)
         self.queue_order = queue_order if isinstance(queue_order, str) else self._policy.name
-        # (score, submit, seq, job, estimate, res, planned duration at start), ascending
-        self._queue: list[tuple[Any, ...]] = []
-        self._new: list[tuple[Any, ...]] = []  # entries submitted since the last decide
+        self._queue: list[Entry] = []  # ascending
+        self._new: list[Entry] = []  # entries submitted since the last decide
         self._running: dict[str, Running] = {}
         self._ends: list[tuple[float, int, int]] = []  # (estimated end, seq, res) of running jobs, ascending
         self._by_end: dict[tuple[float, int, int], Running] = {}  # each running job by its end key
@@ -99,7 +111,7 @@ class QueueScheduler(Scheduler):
         """Called once per job of ours that ended, after its resources are released."""
 
     def waiting_estimate_s(self, job_id: str) -> float:
-        return self._queue[self._waiting_index(job_id)][4]
+        return self._queue[self._waiting_index(job_id)].estimate_s
 
     def expected_end_s(self, job_id: str) -> float:
         return self._running[job_id].end_key[0]
@@ -109,9 +121,9 @@ class QueueScheduler(Scheduler):
         index = self._waiting_index(job_id)
         old = self._queue[index]
         self._dequeue(old, index)
-        job = old[3]
-        entry = (self._policy.score(job, estimate_s, now), old[1], old[2], job, estimate_s, old[5],
-                 self.planned_duration_s(job, estimate_s))
+        job = old.job
+        entry = Entry(self._policy.score(job, estimate_s, now), old.submit_s, old.seq, job, estimate_s, old.res,
+                      self.planned_duration_s(job, estimate_s))
         self._enqueue(entry)
         self._new = [entry if e is old else e for e in self._new]
         self._released = True
@@ -137,7 +149,7 @@ class QueueScheduler(Scheduler):
 
     def _waiting_index(self, job_id: str) -> int:
         for index, entry in enumerate(self._queue):
-            if entry[3].id == job_id:
+            if entry.job.id == job_id:
                 return index
         raise KeyError(f"job {job_id!r} is not waiting")
 
@@ -195,21 +207,21 @@ class QueueScheduler(Scheduler):
             return
         self._seq += 1
         estimate = self.estimate_s(job)
-        entry = (self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate, job.res,
-                 self.planned_duration_s(job, estimate))
+        entry = Entry(self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate, job.res,
+                      self.planned_duration_s(job, estimate))
         self._enqueue(entry)
         self._new.append(entry)
 
-    def _enqueue(self, entry: tuple[Any, ...]) -> None:
+    def _enqueue(self, entry: Entry) -> None:
         """Put `entry` in the waiting queue at its place (subclasses that index the queue extend
         this and `_dequeue`: see EASY)."""
         insort(self._queue, entry)
 
-    def _dequeue(self, entry: tuple[Any, ...], index: int | None = None) -> None:
+    def _dequeue(self, entry: Entry, index: int | None = None) -> None:
         """Take `entry` (at `index` when known) out of the waiting queue."""
         del self._queue[self._queue.index(entry) if index is None else index]
 
-    def _dequeue_head(self, nb: int) -> list[tuple[Any, ...]]:
+    def _dequeue_head(self, nb: int) -> list[Entry]:
         """Take the first `nb` entries out of the waiting queue at once (one slice, not `nb`
         shifts of a list); returns them."""
         started = list(self._queue[:nb])
@@ -252,32 +264,32 @@ class QueueScheduler(Scheduler):
     #: queues at least this long are re-scored with the policy's array form, when it has one
     VECTOR_QUEUE_MIN = 64
 
-    def _rescored(self, now: float) -> list[tuple[Any, ...]]:
+    def _rescored(self, now: float) -> list[Entry]:
         """The queue of a dynamic policy sorted by (score at `now`, submit, seq)."""
         queue, vector = self._queue, self._policy.vector
         if vector is None or len(queue) < self.VECTOR_QUEUE_MIN:
-            return sorted((self._policy.score(e[3], e[4], now), *e[1:]) for e in queue)
+            return sorted(Entry(self._policy.score(e.job, e.estimate_s, now), *e[1:]) for e in queue)
         import numpy as np
 
         n = len(queue)
-        submit = np.fromiter((e[1] for e in queue), float, n)
-        scores = vector(submit, np.fromiter((e[4] for e in queue), float, n),
-                        np.fromiter((e[5] for e in queue), float, n), now)
-        order = np.lexsort((np.fromiter((e[2] for e in queue), np.int64, n), submit, scores))
+        submit = np.fromiter((e.submit_s for e in queue), float, n)
+        scores = vector(submit, np.fromiter((e.estimate_s for e in queue), float, n),
+                        np.fromiter((e.res for e in queue), float, n), now)
+        order = np.lexsort((np.fromiter((e.seq for e in queue), np.int64, n), submit, scores))
         # the entries keep their stored scores: a dynamic queue is re-sorted before every use
         return [queue[i] for i in order.tolist()]
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         raise NotImplementedError
 
-    def _start_head_jobs(self, now: float, decisions: list[Decision]) -> list[tuple[Any, ...]]:
+    def _start_head_jobs(self, now: float, decisions: list[Decision]) -> list[Entry]:
         """Start queue-head jobs while they fit (the FCFS part of every list scheduler); returns
         their entries."""
         queue = self._queue
         nb = 0
-        while nb < len(queue) and queue[nb][5] <= self._resources.nb_free:
+        while nb < len(queue) and queue[nb].res <= self._resources.nb_free:
             entry = queue[nb]
-            self._start(entry[3], now, decisions, entry[4])
+            self._start(entry.job, now, decisions, entry.estimate_s)
             nb += 1
         return self._dequeue_head(nb)
 
@@ -300,7 +312,7 @@ class QueueScheduler(Scheduler):
     def queue(self) -> list[Job]:
         """The waiting jobs: in policy order, except under FCFS with a policy scored by wait
         (WFP3, UNICEF), whose queue is kept by group (group_heads.py) and listed unordered."""
-        return [entry[3] for entry in self._queue]
+        return [entry.job for entry in self._queue]
 
     @property
     def free_resources(self) -> ProcSet:

@@ -22,12 +22,24 @@ import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-Entry = tuple[Any, ...]  # the waiting queue's entry: (score, submit, seq, job, estimate, res, planned duration)
+if TYPE_CHECKING:
+    from schedlab.schedulers.queue import Entry
 
-RES, DURATION = 5, 6
+
 INF = math.inf
+
+
+@dataclass(slots=True)
+class Budget:
+    """What a backfilling pass may still use: `free` resources now, and `extra`, those the head's
+    reservation leaves over at its shadow time (a job ending after it may use only these). The
+    pass lowers both as it starts jobs; the index reads them again between candidates."""
+
+    free: int
+    extra: int
 
 
 class _SizeClass:
@@ -71,10 +83,10 @@ class _SizeClass:
                 self._refresh(b + 1)
             else:  # the later blocks shift by one: their leaves are known, only the halves are new
                 leaves = self._dur[self._size:self._size + len(blocks) - 1]
-                leaves[b:b + 1] = [min(e[DURATION] for _, e in half) for half in (block, blocks[b + 1])]
+                leaves[b:b + 1] = [min(e.planned_s for _, e in half) for half in (block, blocks[b + 1])]
                 self._rebuild(leaves)
         else:
-            dur, tree, node = entry[DURATION], self._dur, b + self._size
+            dur, tree, node = entry.planned_s, self._dur, b + self._size
             while node and dur < tree[node]:
                 tree[node] = dur
                 node >>= 1
@@ -96,7 +108,7 @@ class _SizeClass:
             if 2 * self._empty > len(self._blocks):
                 self._compact()
                 return
-        if entry[DURATION] == self._dur[b + self._size]:
+        if entry.planned_s == self._dur[b + self._size]:
             self._refresh(b)
 
     def _compact(self) -> None:
@@ -116,7 +128,7 @@ class _SizeClass:
         tree = self._dur
         node = b + self._size
         block = self._blocks[b]
-        tree[node] = min(e[DURATION] for _, e in block) if block else INF
+        tree[node] = min(e.planned_s for _, e in block) if block else INF
         node >>= 1
         while node:
             dur = min(tree[2 * node], tree[2 * node + 1])
@@ -129,7 +141,7 @@ class _SizeClass:
         """The tree anew over `leaves`, the blocks' least durations (computed from the entries when
         not given): O(blocks), not O(entries), for the splits and compactions that know them."""
         if leaves is None:
-            leaves = [min(e[DURATION] for _, e in block) if block else INF for block in self._blocks]
+            leaves = [min(e.planned_s for _, e in block) if block else INF for block in self._blocks]
         nb = len(leaves)
         size = 1
         while size < nb:
@@ -140,25 +152,25 @@ class _SizeClass:
             tree[node] = left if left < right else right
         self._size, self._dur = size, tree
 
-    def walk(self, state: list[int], now: float, shadow_s: float) -> Iterator[Entry]:
-        """This size's entries that may start, in order, while the size fits (state = [free,
-        extra], read again at each step): all of them while it fits in extra, else those that end
+    def walk(self, budget: Budget, now: float, shadow_s: float) -> Iterator[Entry]:
+        """This size's entries that may start, in order, while the size fits (the budget is read
+        again at each step): all of them while it fits in extra, else those that end
         by the shadow time (found through the tree, skipping the others a subtree at a time)."""
         res, blocks = self.res, self._blocks
         b = 0
         while True:
-            if res > state[0]:
+            if res > budget.free:
                 return
-            if res > state[1] and shadow_s < INF:  # (an infinite shadow time takes every entry,
+            if res > budget.extra and shadow_s < INF:  # (an infinite shadow time takes every entry,
                 b = self._next_short_block(b, now, shadow_s)  # and the tree's padding leaves too)
                 if b < 0:
                     return
             elif b >= len(blocks):
                 return
             for _, entry in blocks[b]:
-                if res > state[0]:
+                if res > budget.free:
                     return
-                if res <= state[1] or now + entry[DURATION] <= shadow_s:
+                if res <= budget.extra or now + entry.planned_s <= shadow_s:
                     yield entry
             b += 1
 
@@ -194,7 +206,7 @@ class CandidateIndex:
         return self._len
 
     def add(self, entry: Entry) -> None:
-        res = entry[RES]
+        res = entry.res
         size_class = self._classes.get(res)
         if size_class is None:
             size_class = self._classes[res] = _SizeClass(res)
@@ -203,7 +215,7 @@ class CandidateIndex:
         self._len += 1
 
     def remove(self, entry: Entry) -> None:
-        res = entry[RES]
+        res = entry.res
         size_class = self._classes[res]
         size_class.remove(self._key(entry), entry)
         self._len -= 1
@@ -211,32 +223,32 @@ class CandidateIndex:
             del self._classes[res]
             del self._sizes[bisect_left(self._sizes, res)]
 
-    def candidates(self, state: list[int], now: float, shadow_s: float) -> Iterator[Entry]:
-        """Entries in index order that may start: size <= state[0] (free) and either ending by
-        the shadow time (now + planned duration <= shadow_s) or size <= state[1] (extra).
+    def candidates(self, budget: Budget, now: float, shadow_s: float) -> Iterator[Entry]:
+        """Entries in index order that may start: size <= budget.free and either ending by the
+        shadow time (now + planned duration <= shadow_s) or size <= budget.extra.
 
-        `state` is read again before each step, so the caller lowers free and extra as it starts
+        `budget` is read again before each step, so the caller lowers free and extra as it starts
         jobs (the conditions only get stricter: an entry skipped once is never a candidate again in
         the same pass). The caller must not change the index until the iteration ends."""
         key = self._key
         heap = []
         classes = self._classes
-        extra = state[1]
-        for res in self._sizes[:bisect_right(self._sizes, state[0])]:
+        extra = budget.extra
+        for res in self._sizes[:bisect_right(self._sizes, budget.free)]:
             size_class = classes[res]
             if res > extra and now + size_class.least_duration_s > shadow_s:
                 continue  # none of this size can start: no walk
-            stream = size_class.walk(state, now, shadow_s)
+            stream = size_class.walk(budget, now, shadow_s)
             entry = next(stream, None)
             if entry is not None:
                 heap.append((key(entry), entry, stream))  # keys are unique: entries never compared
         heapq.heapify(heap)
         while heap:
             _, entry, stream = heap[0]
-            res = entry[RES]
-            if res <= state[0] and (res <= state[1] or now + entry[DURATION] <= shadow_s):
+            res = entry.res
+            if res <= budget.free and (res <= budget.extra or now + entry.planned_s <= shadow_s):
                 yield entry
-                if state[0] <= 0:
+                if budget.free <= 0:
                     return
             entry = next(stream, None)
             if entry is None:

@@ -14,6 +14,7 @@ from schedlab.model import Platform
 from schedlab.schedulers.fcfs import FCFS
 from schedlab.schedulers.group_heads import GroupHeads
 from schedlab.schedulers.policies import POLICIES, get_policy
+from schedlab.schedulers.queue import Entry
 from tests.conftest import examples, make_workload
 from tests.test_queue_index import loaded
 
@@ -86,7 +87,7 @@ def test_the_best_head_is_the_sorted_queues_first(ops, now):
         if add or not waiting:
             seq += 1
             job = make_workload([(str(seq), float(submit), res, 1, None)], nb_res=7).jobs[0]
-            entry = (0.0, float(submit), seq, job, estimate, res)
+            entry = Entry(0.0, float(submit), seq, job, estimate, res, estimate)
             heads.add(entry)
             waiting.append(entry)
         else:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from schedlab.engine import Engine
 from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
-from schedlab.schedulers.queue_index import CandidateIndex, _SizeClass
+from schedlab.schedulers.queue import Entry
+from schedlab.schedulers.queue_index import Budget, CandidateIndex, _SizeClass
 from tests.conftest import examples, make_workload
 
 #: every EASY variant whose queue order is static (the index serves those), and the subclasses that
@@ -63,7 +64,7 @@ def test_the_index_is_used_for_static_orders_only():
 
 
 def entry(seq, res, duration):
-    return (float(seq), float(seq), seq, None, duration, res, duration)
+    return Entry(float(seq), float(seq), seq, None, duration, res, duration)
 
 
 @st.composite
@@ -100,12 +101,12 @@ def test_candidates_are_the_plain_walks_in_order(case, order, monkeypatch):
                 expected.append(e[2])
                 state[1] -= e[5] if 1.0 + e[6] > shadow else 0
                 state[0] -= e[5]
-        got, state = [], [free, extra]
+        got, state = [], Budget(free, extra)
         for e in index.candidates(state, 1.0, shadow):
-            assert e[5] <= state[0] and (e[5] <= state[1] or 1.0 + e[6] <= shadow)
+            assert e[5] <= state.free and (e[5] <= state.extra or 1.0 + e[6] <= shadow)
             got.append(e[2])
-            state[1] -= e[5] if 1.0 + e[6] > shadow else 0
-            state[0] -= e[5]
+            state.extra -= e[5] if 1.0 + e[6] > shadow else 0
+            state.free -= e[5]
         assert got == expected
     with pytest.raises(KeyError):
         index.remove(entry(10_000, 1, 1.0))
@@ -123,7 +124,7 @@ def test_an_infinite_shadow_time_takes_every_entry(monkeypatch):
                 index.add(e)
             for e in entries[:nb_removed]:
                 index.remove(e)
-            state = [100, 0]
+            state = Budget(100, 0)
             assert [e[2] for e in index.candidates(state, 8.0, math.inf)] == list(range(nb_removed, nb_entries))
 
 
@@ -170,10 +171,10 @@ def test_interleaved_changes_keep_the_plain_walks_order(case, order, monkeypatch
         elif op == "readd" and seq in waiting:  # same queue key, new estimate
             index.remove(waiting[seq])
             old = waiting[seq]
-            waiting[seq] = (*old[:4], duration, old[5], duration)
+            waiting[seq] = Entry(*old[:4], duration, old[5], duration)
             index.add(waiting[seq])
         ordered = sorted(waiting.values(), key=key)
         assert list(index) == sorted(ordered, key=lambda e: (e[5], key(e)))
-        state = [4, 1]
+        state = Budget(4, 1)
         got = [e[2] for e in index.candidates(state, 0.0, shadow)]  # nothing starts: every candidate
         assert got == [e[2] for e in ordered if e[5] <= 4 and (e[5] <= 1 or e[6] <= shadow)]
