@@ -11,7 +11,7 @@ cos/sin pairs (tod1, tod2, dow1, dow2, as Gaussier et al.'s code does). A user w
 jobs gets the job's requested time for every run-time feature and its requested cores for every
 core feature (the study's fallback), 0 for the spreads and prevuser, and NaN for the time since the
 last completion. It is the feature builder the hybrid scheduler's online models need; DIWS's and
-EASY++'s `user-last2` keep their own per-user history (RuntimePredictor.partial_fit).
+EASY++'s `user-last2` keep their own per-user history (UserLast2Baseline.partial_fit).
 """
 
 from __future__ import annotations

@@ -4,11 +4,13 @@
 `fit(X, y)` learns from a job table (features.job_table) and run times in seconds; `predict(X)`
 gives seconds. Models: `dt` (default), `rf`, `gb` (scikit-learn), `gb-xgb` (xgboost,
 kept as xgboost JSON), `nn` (a 3-hidden-layer MLP on MinMax-scaled inputs; scikit-learn has neither
-dropout nor a Huber loss, so the study's network is approximated: squared loss, L2 penalty), and
-the baselines `walltime` (the time limit) and `user-last2` (EASY++: mean of the user's last two run
-times, in the order rows are given, capped by the time limit, the limit until two are known;
-`partial_fit` adds completions). Hyper-parameters are the libraries' defaults (the study gives
-none), recorded in the card.
+dropout nor a Huber loss, so the study's network is approximated: squared loss, L2 penalty).
+Hyper-parameters are the libraries' defaults (the study gives none), recorded in the card.
+
+The baselines are estimators of their own, with the same contract: `TimeLimitBaseline` (model
+`walltime`: the time limit) and `UserLast2Baseline` (`user-last2`, EASY++: mean of the user's last
+two run times, in the order rows are given, capped by the time limit, the limit until two are
+known; `partial_fit` adds completions). `make_predictor(model=...)` gives the class a name needs.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 import platform as host
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -112,7 +114,21 @@ def build_pipeline(columns: list[str], user_means: tuple[str, ...], model: str, 
 
 
 class RuntimePredictor(RegressorMixin, BaseEstimator):
-    """Predicts run times (seconds) from a job table."""
+    """Predicts run times (seconds) from a job table, with a fitted model (`dt`, `rf`, `gb`,
+    `gb-xgb`, `adaboost`, `nn`)."""
+
+    #: predictions read each job's user and time limit only (schedulers then need no feature rows)
+    reads_requests_only: ClassVar[bool] = False
+    #: learns each completion as it comes (`learn_request`)
+    learns_each_completion: ClassVar[bool] = False
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """`RuntimePredictor(model="walltime")` or `"user-last2"` gives that baseline's own estimator
+        (as `make_predictor` does), so code written before they were classes keeps working."""
+        model = kwargs.get("model")
+        if cls is RuntimePredictor and model in BASELINES:
+            return make_predictor(**kwargs)
+        return super().__new__(cls)
 
     def __init__(self, *, features: str = "diws", model: str = "dt", seed: int = 0, margin_min: float = 0.0) -> None:
         self.features = features
@@ -127,12 +143,6 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
             raise InputError(f"unknown model {self.model!r} (known: {', '.join(MODELS)})")
         self.columns_, self.dropped_ = present_columns(X, feature_set)
         y = np.asarray(y, dtype=float)
-        if self.model in ("walltime", "user-last2"):
-            self.pipeline_ = None
-            self.last_runtimes_ = {}
-            if self.model == "user-last2":
-                self.partial_fit(X, y)
-            return self
         if not self.columns_:
             raise InputError(f"no feature of set {self.features!r} is present in the training jobs")
         categories = [category_order(X[c].tolist()) for c in self.columns_ if c in CATEGORICAL]
@@ -140,24 +150,12 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
         self.pipeline_.fit(X[self.columns_], y)
         return self
 
-    def partial_fit(self, X: pd.DataFrame, y: Any) -> RuntimePredictor:  # noqa: N803
-        """`user-last2`: completions, in completion order."""
-        if self.model != "user-last2":
-            raise InputError(f"model {self.model!r} learns with fit only")
-        if not hasattr(self, "last_runtimes_"):
-            self.columns_, self.dropped_, self.pipeline_, self.last_runtimes_ = list(X.columns), [], None, {}
-        for user, runtime in zip(X["user"].tolist(), np.asarray(y, dtype=float).tolist(), strict=True):
-            self.learn_request(user, runtime)
-        return self
-
     def predict_jobs(self, jobs: list[Any]) -> np.ndarray:
         """Predictions for Job objects, what schedulers call at each submission: the same numbers as
-        `predict(job_table(jobs))`, without pandas for the baselines and, a few jobs at a time, for
-        single trees and AdaBoost (fast_trees.py)."""
-        from schedlab.predictors.features import job_values, user_and_limit
+        `predict(job_table(jobs))`, without pandas, a few jobs at a time, for single trees and
+        AdaBoost (fast_trees.py)."""
+        from schedlab.predictors.features import job_values
 
-        if self.model in ("walltime", "user-last2"):
-            return self.predict_requests([user_and_limit(job) for job in jobs])
         return self.predict_rows([job_values(job, self.columns_) for job in jobs])
 
     def predict_rows(self, rows: list[list[Any]] | list[tuple[Any, ...]]) -> np.ndarray:
@@ -176,39 +174,105 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
         _compiled(self)
         return self
 
+    def predict(self, X: pd.DataFrame) -> np.ndarray:  # noqa: N803
+        return np.asarray(self.pipeline_.predict(X[self.columns_]), dtype=float) + 60.0 * self.margin_min
+
+
+class Baseline(RegressorMixin, BaseEstimator):
+    """A baseline: predictions from each job's user and time limit only (features.user_and_limit),
+    no model. The same numbers from a job table (`predict`), Job objects (`predict_jobs`) or
+    (user, limit) pairs (`predict_requests`, without pandas: schedulers predict at each submission)."""
+
+    model: ClassVar[str] = ""
+    reads_requests_only: ClassVar[bool] = True
+    learns_each_completion: ClassVar[bool] = False
+
+    def __init__(self, *, features: str = "diws", seed: int = 0, margin_min: float = 0.0) -> None:
+        self.features = features
+        self.seed = seed
+        self.margin_min = margin_min
+
+    def fit(self, X: pd.DataFrame, y: Any) -> Baseline:  # noqa: N803
+        self.columns_, self.dropped_ = present_columns(X, get_feature_set(self.features))
+        self.pipeline_ = None
+        return self
+
+    def compile(self) -> Baseline:
+        return self
+
+    def predict_jobs(self, jobs: list[Any]) -> np.ndarray:
+        from schedlab.predictors.features import user_and_limit
+
+        return self.predict_requests([user_and_limit(job) for job in jobs])
+
     def predict_requests(self, requests: list[tuple[str | None, float]]) -> np.ndarray:
-        """Baselines only: predictions from (user, time limit) pairs (features.user_and_limit), the
-        same as `predict` on their table, without pandas (a scheduler predicts at each submission)."""
-        if self.model == "walltime":
-            predicted = [limit for _, limit in requests]
-        elif self.model == "user-last2":
-            predicted = [self._last2(str(user), limit) for user, limit in requests]
-        else:
-            raise ValueError(f"model {self.model!r} predicts from a job table")
+        predicted = [self._predict_one(user, limit) for user, limit in requests]
         return np.asarray(predicted, dtype=float) + 60.0 * self.margin_min
 
+    def predict(self, X: pd.DataFrame) -> np.ndarray:  # noqa: N803
+        limit = X["time_limit"].to_numpy(dtype=float) if "time_limit" in X else np.full(len(X), np.nan)
+        users = X["user"].tolist() if "user" in X else [None] * len(X)
+        return self.predict_requests(list(zip(users, limit.tolist(), strict=True)))
+
+    def _predict_one(self, user: str | None, limit_s: float) -> float:
+        raise NotImplementedError
+
+
+class TimeLimitBaseline(Baseline):
+    """Model `walltime`: the job's time limit."""
+
+    model = "walltime"
+
+    def _predict_one(self, user: str | None, limit_s: float) -> float:
+        return limit_s
+
+
+class UserLast2Baseline(Baseline):
+    """Model `user-last2` (EASY++, Tsafrir et al.): the mean of the user's last two run times, capped
+    by the time limit; the time limit until two are known (predictsim's convention)."""
+
+    model = "user-last2"
+    learns_each_completion = True
+
+    def fit(self, X: pd.DataFrame, y: Any) -> UserLast2Baseline:  # noqa: N803
+        super().fit(X, y)
+        self.last_runtimes_: dict[str, list[float]] = {}
+        return self.partial_fit(X, y)
+
+    def partial_fit(self, X: pd.DataFrame, y: Any) -> UserLast2Baseline:  # noqa: N803
+        """Completions, in completion order."""
+        if not hasattr(self, "last_runtimes_"):
+            self.columns_, self.dropped_, self.pipeline_, self.last_runtimes_ = list(X.columns), [], None, {}
+        for user, runtime in zip(X["user"].tolist(), np.asarray(y, dtype=float).tolist(), strict=True):
+            self.learn_request(user, runtime)
+        return self
+
     def learn_request(self, user: str | None, runtime_s: float) -> None:
-        """`user-last2`: one completion (`partial_fit` of one row, without pandas)."""
-        if self.model != "user-last2":
-            raise InputError(f"model {self.model!r} learns with fit only")
+        """One completion (`partial_fit` of one row, without pandas)."""
         key = str(user)
         self.last_runtimes_[key] = [*self.last_runtimes_.get(key, [])[-1:], float(runtime_s)]
 
-    def _last2(self, user: str, limit_s: float) -> float:
-        """EASY++ (Tsafrir et al.): the mean of the user's last two run times, capped by the time
-        limit; the time limit until two are known (predictsim's convention)."""
-        last = self.last_runtimes_.get(user, ())
+    def _predict_one(self, user: str | None, limit_s: float) -> float:
+        last = self.last_runtimes_.get(str(user), ())
         if len(last) < 2:
             return limit_s
         mean = (last[0] + last[1]) / 2.0
         return min(mean, limit_s) if limit_s == limit_s else mean
 
-    def predict(self, X: pd.DataFrame) -> np.ndarray:  # noqa: N803
-        if self.model in ("walltime", "user-last2"):
-            limit = X["time_limit"].to_numpy(dtype=float) if "time_limit" in X else np.full(len(X), np.nan)
-            users = X["user"].tolist() if "user" in X else [None] * len(X)
-            return self.predict_requests(list(zip(users, limit.tolist(), strict=True)))
-        return np.asarray(self.pipeline_.predict(X[self.columns_]), dtype=float) + 60.0 * self.margin_min
+
+#: any runtime predictor of ours (fitted model or baseline): the same contract
+Predictor = RuntimePredictor | Baseline
+
+#: the baselines' model names -> their classes
+BASELINES: dict[str, type[Baseline]] = {"walltime": TimeLimitBaseline, "user-last2": UserLast2Baseline}
+
+
+def make_predictor(*, model: str = "dt", features: str = "diws", seed: int = 0,
+                   margin_min: float = 0.0) -> Predictor:
+    """The unfitted predictor a model name gives: a baseline's own class, else RuntimePredictor."""
+    if model in BASELINES:
+        return BASELINES[model](features=features, seed=seed, margin_min=margin_min)
+    return RuntimePredictor(features=features, model=model, seed=seed, margin_min=margin_min)
 
 
 _COMPILED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # rebuilt, never persisted
@@ -227,10 +291,10 @@ def _compiled(predictor: RuntimePredictor):
     return None if found is _NOT_COMPILABLE else found
 
 
-def empty_baseline(model: str, seed: int = 0) -> RuntimePredictor:
+def empty_baseline(model: str, seed: int = 0) -> Baseline:
     """A `walltime` or `user-last2` predictor that has seen nothing yet (online use)."""
     empty = pd.DataFrame({"user": pd.Series([], dtype=object), "time_limit": pd.Series([], dtype=float)})
-    return RuntimePredictor(model=model, seed=seed).fit(empty, [])
+    return BASELINES[model](seed=seed).fit(empty, [])
 
 
 # ---------------------------------------------------------------------------------------------- files
@@ -239,12 +303,13 @@ def empty_baseline(model: str, seed: int = 0) -> RuntimePredictor:
 #: that saves every model kind): no function, no other class, so a crafted file cannot run code.
 TRUSTED_TYPES = frozenset({
     "numpy.dtype", "schedlab.predictors.features.UserMeans", "schedlab.predictors.runtime.RuntimePredictor",
+    "schedlab.predictors.runtime.TimeLimitBaseline", "schedlab.predictors.runtime.UserLast2Baseline",
     "schedlab.predictors.xgb.XGBoostJSON",
     "sklearn.neural_network._stochastic_optimizers.AdamOptimizer", "sklearn.tree._tree.Tree",
 })
 
 
-def save(predictor: RuntimePredictor, path: str | Path, card: dict[str, Any]) -> Path:
+def save(predictor: Predictor, path: str | Path, card: dict[str, Any]) -> Path:
     """The predictor in skops format (no pickle) and its card beside it (PATH.card.json), each
     written under a temporary name and renamed (a parallel reader never sees half a file)."""
     import os
@@ -269,11 +334,21 @@ def save(predictor: RuntimePredictor, path: str | Path, card: dict[str, Any]) ->
     return path
 
 
+def _baseline_of(old: RuntimePredictor) -> Baseline:
+    """A baseline saved before baselines were classes of their own (a RuntimePredictor whose model
+    was `walltime` or `user-last2`), as its class now, with what it had learned."""
+    baseline = BASELINES[old.model](features=old.features, seed=old.seed, margin_min=old.margin_min)
+    for name in ("columns_", "dropped_", "pipeline_", "last_runtimes_"):
+        if hasattr(old, name):
+            setattr(baseline, name, getattr(old, name))
+    return baseline
+
+
 def card_path(path: Path) -> Path:
     return path.with_name(path.name + ".card.json")
 
 
-def load(path: str | Path) -> tuple[RuntimePredictor, dict[str, Any]]:
+def load(path: str | Path) -> tuple[Predictor, dict[str, Any]]:
     """Load a predictor, trusting only the types our models are made of (TRUSTED_TYPES)."""
     import skops.io
 
@@ -289,8 +364,10 @@ def load(path: str | Path) -> tuple[RuntimePredictor, dict[str, Any]]:
         raise InputError(f"refusing to load types {', '.join(refused[:3])} (not part of a schedlab predictor)",
                          path=str(path))
     predictor = skops.io.load(path, trusted=untrusted)
-    if not isinstance(predictor, RuntimePredictor):
+    if not isinstance(predictor, RuntimePredictor | Baseline):
         raise InputError(f"holds a {type(predictor).__name__}, not a schedlab runtime predictor", path=str(path))
+    if isinstance(predictor, RuntimePredictor) and predictor.model in BASELINES:
+        predictor = _baseline_of(predictor)
     card_file = card_path(path)
     card = json.loads(card_file.read_text()) if card_file.is_file() else {}
     return predictor, card

@@ -11,7 +11,7 @@ import numpy as np
 from schedlab.errors import InputError
 from schedlab.predictors.evaluate import prediction_report
 from schedlab.predictors.features import SOURCES, get_feature_set, job_table
-from schedlab.predictors.runtime import MODELS, RuntimePredictor, data_hash, versions
+from schedlab.predictors.runtime import MODELS, Predictor, data_hash, make_predictor, versions
 
 SPLITS = ("random", "time", "none")
 
@@ -63,7 +63,7 @@ def split_indices(jobs: list[Any], kind: str, test_share: float, seed: int,
 
 
 def train(workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
-          test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0) -> tuple[RuntimePredictor, dict[str, Any]]:
+          test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0) -> tuple[Predictor, dict[str, Any]]:
     """Fit on the training part, evaluate on the test part; returns the predictor and its card."""
     check_choices(features, model)
     *data, conversion = load_training_data(workload_path, with_conversion=True)
@@ -85,7 +85,7 @@ def check_choices(features: str, model: str) -> None:
 def train_on(data, workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
              test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0,
              sha256: str | None = None, conversion: dict[str, Any] | None = None
-             ) -> tuple[RuntimePredictor, dict[str, Any]]:
+             ) -> tuple[Predictor, dict[str, Any]]:
     """`train` on data already loaded (load_training_data): a study trains many models on one file.
     The card also records the fitting and prediction times (seconds; per job for predictions), and
     when the training jobs end at the earliest (`last_end_s`: submit + run time, the file's clock)
@@ -95,7 +95,7 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
     check_choices(features, model)
     jobs, table, runtimes = data
     train_idx, test_idx = split_indices(jobs, split, test_share, seed, runtimes)
-    predictor = RuntimePredictor(features=features, model=model, seed=seed, margin_min=margin_min)
+    predictor = make_predictor(features=features, model=model, seed=seed, margin_min=margin_min)
     began = time.perf_counter()
     predictor.fit(table.iloc[train_idx].reset_index(drop=True), runtimes[train_idx])
     fit_s = time.perf_counter() - began

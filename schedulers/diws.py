@@ -103,7 +103,7 @@ class DIWS(PredictedEasy):
     def prepare(self) -> None:
         if self._predictor is None and (self.model or self.history):
             self._predictor = self._load_or_train()
-            self.online = getattr(self._predictor, "model", None) == "user-last2"
+            self.online = getattr(self._predictor, "learns_each_completion", False)
         elif self._predictor is None and self.learner in ("user-last2", "walltime"):
             from schedlab.predictors.runtime import empty_baseline
 

@@ -49,6 +49,7 @@ from schedlab.schedulers.base import register
 from schedlab.schedulers.plan_based import PlanBased
 from schedlab.schedulers.profile import AvailabilityProfile
 from schedlab.schedulers.queue import Entry, calls_first
+from schedlab.schedulers.runtimes import with_runtime_options
 
 ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 
@@ -77,14 +78,12 @@ class Hybrid(PlanBased):
     #: no model from fewer completed jobs (80% row subsampling needs a few rows to leave out)
     MIN_TRAINING_ROWS = 5
 
+    @with_runtime_options
     def __init__(self, *, alpha0: float = 0.6, threshold: float = 0.6, retrain: float = 86400.0,
                  alpha_rule: Literal["ema", "paper", "fixed"] = "ema",
                  reliability: Literal["gbt-hist", "gbt", "gbt-xgb", "dt"] = "gbt-hist", protect_head: bool = True,
-                 runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2, l2: float = 1e-6,
-                 learning_rate: float = 1.0, predictor: str = "online-nag",
-                 step2_order: Literal["fcfs", "sjbf"] = "fcfs", train_last: int = 0) -> None:
-        super().__init__(queue_order="fcfs", runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
-                         learning_rate=learning_rate, predictor=predictor)
+                 step2_order: Literal["fcfs", "sjbf"] = "fcfs", train_last: int = 0, **runtime: Any) -> None:
+        super().__init__(queue_order="fcfs", **runtime)
         if not ALPHA_MIN <= alpha0 <= ALPHA_MAX:
             raise ValueError(f"alpha0 must be in [{ALPHA_MIN}, {ALPHA_MAX}], got {alpha0}")
         if not 0 <= threshold <= 1:

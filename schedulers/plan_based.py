@@ -20,17 +20,16 @@ from schedlab.schedulers.base import register
 from schedlab.schedulers.easy import EasyBackfilling
 from schedlab.schedulers.profile import AvailabilityProfile
 from schedlab.schedulers.queue import Entry, QueueScheduler
-from schedlab.schedulers.runtimes import RuntimeEstimates
+from schedlab.schedulers.runtimes import RuntimeEstimates, RuntimeOptions, with_runtime_options
 
 
 class PlanBased(RuntimeEstimates, QueueScheduler):
     """Re-plans the queue (in `queue_order`) on an availability profile at every event."""
 
-    def __init__(self, *, queue_order: str = "saf", runtime: str = "predicted", oracle: str = "",
-                 seed: int = 0, degree: int = 2, l2: float = 1e-6, learning_rate: float = 1.0,
-                 predictor: str = "online-nag") -> None:
+    @with_runtime_options
+    def __init__(self, *, queue_order: str = "saf", **runtime: Any) -> None:
         super().__init__(queue_order=queue_order)
-        self._init_runtimes(runtime, oracle, seed, degree, l2, learning_rate, predictor)
+        self._init_runtimes(RuntimeOptions(**runtime))
         #: each job's planned start at the latest decision that planned it (online-SJF/SVF plan only
         #: until no core is free now: later jobs keep their previous entry)
         self.planned_start_s: dict[str, float] = {}
@@ -88,10 +87,9 @@ class _OrderedPlan(PlanBased):
 
     order: str = "saf"
 
-    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2,
-                 l2: float = 1e-6, learning_rate: float = 1.0, predictor: str = "online-nag") -> None:
-        super().__init__(queue_order=self.order, runtime=runtime, oracle=oracle, seed=seed, degree=degree, l2=l2,
-                         learning_rate=learning_rate, predictor=predictor)
+    @with_runtime_options
+    def __init__(self, **runtime: Any) -> None:
+        super().__init__(queue_order=self.order, **runtime)
 
 
 @register("online-sjf")
@@ -113,10 +111,10 @@ class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
 
     backfill: str = "queue"
 
-    def __init__(self, *, runtime: str = "predicted", oracle: str = "", seed: int = 0, degree: int = 2,
-                 l2: float = 1e-6, learning_rate: float = 1.0, predictor: str = "online-nag") -> None:
+    @with_runtime_options
+    def __init__(self, **runtime: Any) -> None:
         super().__init__(backfill_order=self.backfill)
-        self._init_runtimes(runtime, oracle, seed, degree, l2, learning_rate, predictor)
+        self._init_runtimes(RuntimeOptions(**runtime))
 
 
 @register("fcfs-bf1")

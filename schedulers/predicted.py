@@ -30,7 +30,7 @@ from schedlab.schedulers.queue import Running
 
 class PredictedEasy(EasyBackfilling):
     """EASY (count-based) whose plan uses predictions; subclasses set `_predictor` in `prepare()`
-    (a RuntimePredictor: `predict_jobs`, and `learn_request` when `online`) or override
+    (predictors.runtime's Predictor: `predict_jobs`, and `learn_request` when `online`) or override
     `predict_runtimes_s`."""
 
     #: whether the predictor learns from each job that ends (`learn_request`: user-last2)
@@ -66,7 +66,7 @@ class PredictedEasy(EasyBackfilling):
         from schedlab.predictors.features import job_values
 
         predictor = self._predictor
-        if predictor.model in ("walltime", "user-last2"):  # cheaper than the memo
+        if predictor.reads_requests_only:  # a baseline: cheaper than the memo
             return predictor.predict_jobs(jobs)
         columns, memo = predictor.columns_, self._memo
         keys = [tuple(job_values(job, columns)) for job in jobs]

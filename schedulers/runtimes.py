@@ -21,8 +21,12 @@ an end never in the past, a wake-up per hour at most).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import inspect
 import math
+import typing
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -100,6 +104,33 @@ def load_oracle(path: str, simulated: Any = None) -> dict[str, float]:
     return oracle
 
 
+@dataclasses.dataclass(frozen=True)
+class RuntimeOptions:
+    """The options of every scheduler that plans with `runtime=` (the bundle and its defaults, once)."""
+
+    runtime: str = "predicted"
+    oracle: str = ""
+    seed: int = 0
+    degree: int = 2
+    l2: float = 1e-6
+    learning_rate: float = 1.0
+    predictor: str = "online-nag"
+
+
+def with_runtime_options(init: Callable[..., None]) -> Callable[..., None]:
+    """Decorates an `__init__(self, *, ..., **runtime)`: its signature, which options, listings and
+    the command line read, shows RuntimeOptions' fields (typed, with their defaults) in place of
+    `**runtime`."""
+    signature = inspect.signature(init)
+    hints = typing.get_type_hints(RuntimeOptions)
+    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    bundle = [inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=field.default,
+                                annotation=hints[field.name]) for field in dataclasses.fields(RuntimeOptions)]
+    init.__signature__ = signature.replace(parameters=own + bundle)  # type: ignore[attr-defined]
+    init.__annotations__ = {**init.__annotations__, **{p.name: p.annotation for p in bundle}}
+    return init
+
+
 class RuntimeEstimates:
     """Mixin for QueueScheduler subclasses: `estimate_s(job)` from the `runtime` option."""
 
@@ -126,8 +157,9 @@ class RuntimeEstimates:
            for key in ("degree", "l2", "learning_rate")},
     }
 
-    def _init_runtimes(self, runtime: str, oracle: str, seed: int, degree: int = 2, l2: float = 1e-6,
-                       learning_rate: float = 1.0, predictor: str = "online-nag") -> None:
+    def _init_runtimes(self, options: RuntimeOptions) -> None:
+        runtime, oracle, seed, predictor = options.runtime, options.oracle, options.seed, options.predictor
+        degree, l2, learning_rate = options.degree, options.l2, options.learning_rate
         self.runtime = runtime
         self._runtime_kind, self._accuracy = parse_runtime(runtime)
         self.predictor = predictor
@@ -276,7 +308,7 @@ class RuntimeEstimates:
         submitted = self._history_rows.pop(job.id)
         if runtime_s > 0:
             self.regression.partial_fit(np.array([row]), np.array([runtime_s]))
-        if self._runtime_model is not None and self._runtime_model.model == "user-last2":
+        if self._runtime_model is not None and self._runtime_model.learns_each_completion:
             self._runtime_model.learn_request(user_and_limit(job)[0], runtime_s)
         self.learned(job, runtime_s, now, *submitted)
 

@@ -132,6 +132,29 @@ def test_baselines():
     assert margin.predict(table).tolist()[0] == 660.0
 
 
+def test_baselines_are_estimators_of_their_own(tmp_path):
+    from sklearn.base import clone
+
+    from schedlab.predictors.runtime import TimeLimitBaseline, UserLast2Baseline, make_predictor
+
+    assert type(make_predictor(model="walltime")) is TimeLimitBaseline
+    assert type(RuntimePredictor(model="user-last2", seed=3)) is UserLast2Baseline  # code written before
+    assert type(make_predictor(model="dt")) is RuntimePredictor
+    last2 = UserLast2Baseline(margin_min=1.0)
+    assert clone(last2).get_params() == {"features": "diws", "seed": 0, "margin_min": 1.0}
+    assert last2.learns_each_completion and last2.reads_requests_only
+    assert not RuntimePredictor(model="dt").reads_requests_only
+    # a baseline saved when it was a RuntimePredictor loads as its class now, with what it learned
+    old = RuntimePredictor.__new__(RuntimePredictor)
+    old.__dict__.update(features="diws", model="user-last2", seed=0, margin_min=0.0, columns_=["user"],
+                        dropped_=[], pipeline_=None, last_runtimes_={"a": [10.0, 20.0]})
+    save(old, tmp_path / "old.skops", {})
+    loaded, _ = load(tmp_path / "old.skops")
+    assert type(loaded) is UserLast2Baseline and loaded.predict_requests([("a", 600.0)]).tolist() == [15.0]
+    save(loaded, tmp_path / "new.skops", {})
+    assert type(load(tmp_path / "new.skops")[0]) is UserLast2Baseline
+
+
 def test_prediction_metrics_by_hand():
     # minutes: actual 10, 20, 30, 40; predicted 12 (over 2), 18 (under 2), 30 (exact), 50 (over 10)
     actual = np.array([10, 20, 30, 40]) * 60.0
