@@ -23,7 +23,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -56,18 +56,22 @@ class CheckReport:
         return not self.findings
 
 
-def build_workload(specs: list[tuple[Any, ...]], name: str = "w0") -> Workload:
-    """specs: (job name, submit s, res, run time s, walltime s or None); one profile per job, named
-    after the job (profile names never tell run times)."""
+def build_workload(specs: Iterable[tuple[Any, ...]], name: str = "w0", *, nb_res: int | None = None,
+                   source: str | None = None) -> Workload:
+    """specs: (job name, submit s, res, run time s, walltime s or None[, extra fields]); one profile
+    per job, named after the job (profile names never tell run times); its raw `delay` as given."""
     jobs, profiles = [], {}
-    for job_name, submit_s, res, runtime_s, walltime_s in specs:
+    for spec in specs:
+        job_name, submit_s, res, runtime_s, walltime_s = spec[:5]
+        extra = spec[5] if len(spec) > 5 else {}
         profile = f"p{job_name}"
         profiles[profile] = Profile(profile, "delay", float(runtime_s),
-                                    MappingProxyType({"type": "delay", "delay": float(runtime_s)}))
+                                    MappingProxyType({"type": "delay", "delay": runtime_s}))
         jobs.append(Job(f"{name}!{job_name}", float(submit_s), int(res),
-                        None if walltime_s is None else float(walltime_s), profile, MappingProxyType({})))
+                        None if walltime_s is None else float(walltime_s), profile, MappingProxyType(dict(extra))))
     jobs.sort(key=lambda job: (job.submit_time_s, job.id))
-    return Workload(name=name, jobs=tuple(jobs), profiles=profiles, source=f"<{name}>")
+    return Workload(name=name, jobs=tuple(jobs), profiles=profiles, nb_res=nb_res,
+                    source=f"<{name}>" if source is None else source)
 
 
 def with_own_profiles(workload: Workload) -> Workload:
@@ -156,38 +160,57 @@ def _run(factory: Factory, nb_res: int, workload: Workload) -> _Run:
         return _Run(engine, log, f"rule broken: {exc}")
     except Exception as exc:
         return _Run(engine, log, f"the scheduler raised {type(exc).__name__}: {exc}")
-    return _Run(engine, log, _invariant_failure(engine))
+    return _Run(engine, log, invariant_failure(engine))
 
 
-def _invariant_failure(engine: Engine) -> str | None:
-    """The records checked again, independently of the engine's own checks: no start before the
-    submission, each job ran its profile's delay or was killed exactly at its walltime (or by a
-    Kill), no resource used by two jobs at once."""
+def invariant_failure(engine: Engine, *, tolerance_s: float = 1e-6,
+                      may_reject: Callable[[Job], bool] | None = None) -> str | None:
+    """The first broken schedule invariant of a finished run, checked again independently of the
+    engine's own checks, or None: each job decided once (and finished once); no start before its
+    submission; an allocation of exactly its size within the platform; each job ran its profile's
+    delay (COMPLETED_SUCCESSFULLY) or was killed exactly at its walltime (COMPLETED_WALLTIME_REACHED),
+    or by a Kill; no resource used by two jobs at once. Times compare within `tolerance_s` (the
+    property tests: 0). `may_reject(job)`: which rejections are allowed (default: any, a scheduler's
+    right under Batsim)."""
     from schedlab.model import JobState
 
-    tolerance = 1e-6
+    if sorted(engine.finished) != sorted(engine.records) or len(set(engine.finished)) != len(engine.finished):
+        undecided = sorted(set(engine.records) - set(engine.finished))
+        return f"jobs decided or finished other than once: {undecided[:3] or 'a job finished twice'}"
+    nb_res = engine.platform.nb_resources
     events = []
     for record in engine.records.values():
         job = record.job
+        if record.state is JobState.REJECTED:
+            if may_reject is not None and not may_reject(job):
+                return f"job {job.id} (res {job.res}, walltime {job.walltime_s}) was rejected though it can run"
+            continue
         if record.start_s is None:
             continue
-        if record.start_s < job.submit_time_s - tolerance:
+        if record.start_s < job.submit_time_s - tolerance_s:
             return f"job {job.id} started at {record.start_s} before its submission at {job.submit_time_s}"
+        if record.alloc is not None and (len(record.alloc) != job.res or record.alloc.min < 0
+                                         or record.alloc.max >= nb_res):
+            return f"job {job.id} requested {job.res} resources and got {record.alloc} on {nb_res}"
         runtime = record.finish_s - record.start_s
         delay_s = engine.workload.profiles[job.profile].delay_s
         walltime_s = math.inf if job.walltime_s is None else job.walltime_s
         expected = min(delay_s, walltime_s)
-        if record.state is not JobState.COMPLETED_KILLED and abs(runtime - expected) > tolerance:
-            return (f"job {job.id} ran {runtime} s, not {expected} s (its profile's {delay_s} s, killed at its "
-                    f"walltime {job.walltime_s} s)")
-        if runtime > walltime_s + tolerance:
+        if record.state is not JobState.COMPLETED_KILLED:
+            if abs(record.finish_s - (record.start_s + expected)) > tolerance_s:  # the engine adds, as Batsim
+                return (f"job {job.id} ran {runtime} s, not {expected} s (its profile's {delay_s} s, killed at its "
+                        f"walltime {job.walltime_s} s)")
+            state = JobState.COMPLETED_WALLTIME_REACHED if delay_s >= walltime_s else JobState.COMPLETED_SUCCESSFULLY
+            if record.state is not state:
+                return f"job {job.id} ended {record.state.value}, not {state.value}"
+        if record.finish_s > record.start_s + walltime_s + tolerance_s:
             return f"job {job.id} ran {runtime} s, past its walltime {job.walltime_s} s (Batsim kills it there)"
         if record.alloc is not None and runtime > 0:
             for resource in record.alloc:
                 events.append((resource, record.start_s, record.finish_s, job.id))
     events.sort()
     for (res_a, _, end_a, job_a), (res_b, start_b, _, job_b) in itertools.pairwise(events):
-        if res_a == res_b and start_b < end_a - tolerance:
+        if res_a == res_b and start_b < end_a - tolerance_s:
             return f"resource {res_a} used by {job_a} and {job_b} at once (t={start_b})"
     return None
 

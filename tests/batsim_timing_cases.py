@@ -71,7 +71,7 @@ def load_record(name: str) -> dict:
 
 def real_run(scratch: Path, platform: Path, workload: Path, scheduler: str) -> str:
     """Real Batsim's jobs.csv with `schedlab serve SCHEDULER` deciding (tests/test_real_batsim.py's runner)."""
-    from tests.test_real_batsim import run_real_batsim
+    from tests.helpers.real_batsim import run_real_batsim
 
     run_real_batsim(scratch, platform, workload, [sys.executable, "-m", "schedlab", "serve", *serve_argv(scheduler),
                                                   "--socket", "{socket}"])

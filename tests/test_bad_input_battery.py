@@ -14,7 +14,7 @@ import pytest
 
 from schedlab.cli import main
 from schedlab.platforms.generate import cluster_xml
-from tests.conftest import make_workload
+from tests.helpers.data import make_workload
 
 SWF_LINE = "{i} {t} 0 100 4 -1 -1 4 200 -1 1 {u} 3 -1 1 0 -1 -1\n"
 SWF = "; MaxProcs: 8\n" + "".join(SWF_LINE.format(i=i, t=60 * i, u=i % 3) for i in range(1, 41))

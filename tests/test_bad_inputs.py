@@ -19,8 +19,8 @@ from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import SCHEDULERS
 from schedlab.workload import load_workload
 from schedlab.workloads.synthetic import SyntheticSpec, generate, write_generated
-from tests.conftest import FailingEasy as _Failing
-from tests.conftest import make_workload
+from tests.helpers.data import make_workload
+from tests.helpers.schedulers import FailingEasy as _Failing
 
 SPECS = [("a", 0, 1, 2, 5), ("b", 5, 1, 2, 5), ("c", 9, 2, 3, 5)]
 SWF_LINE = "1 0 0 100 4 -1 -1 4 200 -1 1 7 3 -1 1 0 -1 -1\n"

@@ -25,7 +25,7 @@ from schedlab.platform import load_platform
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import Scheduler, all_schedulers, create_scheduler
 from schedlab.schedulers.fcfs import FCFS
-from tests.conftest import BATSIM_DATA, examples, make_workload
+from tests.helpers.data import BATSIM_DATA, examples, make_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = [ROOT / "platforms" / f"{name}.xml" for name in ("lublin256", "marconi100", "constrained512")]

@@ -52,7 +52,7 @@ def test_jobs_csv_equals_real_batsim(tmp_path, name):
 @pytest.mark.parametrize("name", NOT_LOADED)
 def test_platforms_real_batsim_refuses_are_refused_with_their_line(name):
     """Batsim 4.2.1's examples that real Batsim does not run are refused, each with a line."""
-    from tests.conftest import BATSIM_V4
+    from tests.helpers.data import BATSIM_V4
 
     path = BATSIM_V4 / "platforms" / f"{name}.xml"
     if not path.is_file():

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from schedlab.workloads.synthetic import ties_and_kills
-from tests.conftest import BATSIM_DATA
-from tests.test_real_batsim import find_tool, run_real_batsim
+from tests.helpers.data import BATSIM_DATA
+from tests.helpers.real_batsim import find_tool, run_real_batsim
 
 pytestmark = pytest.mark.batsim
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,7 +94,7 @@ def scripted_case(tmp_path: Path, scheduler: str, nb_res: int, specs) -> tuple[l
     from schedlab.platforms.generate import cluster_xml
     from schedlab.schedulers.base import create_scheduler
     from tests import test_batsim_timing as timing
-    from tests.conftest import make_workload
+    from tests.helpers.data import make_workload
 
     platform, workload, script = tmp_path / "p.xml", tmp_path / "w.json", tmp_path / "serve_test.py"
     platform.write_text(cluster_xml(nb_res))
@@ -151,7 +151,7 @@ def test_easy_pp_calls_are_real_batsims(tmp_path, case):
 
 def test_profiles_ret_codes_are_real_batsims(tmp_path):
     """Batsim's `ret` makes a job that ends in time COMPLETED_FAILED (success 0)."""
-    from tests.test_engine import RET_WORKLOAD
+    from tests.helpers.workloads import RET_WORKLOAD
 
     platform, workload = tmp_path / "p.xml", tmp_path / "w.json"
     from schedlab.platforms.generate import cluster_xml

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedlab.predictors.corrections import CORRECTIONS, HARD_LIMIT_S, Limit, settle
-from tests.conftest import examples
+from tests.helpers.data import examples
 
 
 def firings(kind: str, original_s: float, walltime_s: float | None, runtime_s: float) -> list[float]:

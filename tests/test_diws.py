@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -12,31 +11,9 @@ from schedlab.cli import main
 from schedlab.engine import Engine
 from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
-from schedlab.schedulers.diws import DIWS
-from tests.conftest import examples, make_workload
-from tests.test_invariants import check_invariants, scenarios
-
-
-class Oracle(DIWS):
-    """DIWS told the true run times (a test device: schedulers never see them otherwise)."""
-
-    runtimes: dict[str, float] = {}
-    scale = 1.0
-
-    def predict_runtimes_s(self, jobs):
-        return np.array([self.runtimes[job.id] * self.scale for job in jobs])
-
-
-def actual(delay, walltime):
-    """What a job really runs: its delay, or its walltime when Batsim kills it there."""
-    return float(delay if walltime is None else min(delay, walltime))
-
-
-def oracle(specs, scale=1.0, **options):
-    scheduler = Oracle(**options)
-    scheduler.runtimes = {f"w0!{name}": actual(delay, walltime) for name, _, _, delay, walltime, *_ in specs}
-    scheduler.scale = scale
-    return scheduler
+from tests.helpers.data import examples, make_workload
+from tests.helpers.invariants import check_invariants, scenarios
+from tests.helpers.workloads import Oracle, actual, oracle
 
 
 @settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -116,7 +93,7 @@ def test_diws_under_real_batsim_equals_the_engine(tmp_path, monkeypatch):
     engine (within Batsim's message latencies) on the history/window case."""
     import sys
 
-    from tests.test_real_batsim import run_real_batsim
+    from tests.helpers.real_batsim import run_real_batsim
 
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
     history_and_window(tmp_path)
@@ -188,7 +165,7 @@ def test_overrun_corrections_fire_60_s_before_the_limit():
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios())
 def test_diws_needs_calls_only_for_ends_that_matter(scale, overrun, scenario):
-    from tests.test_invariants import PLAN_MODES, render, watch_plan
+    from tests.helpers.invariants import PLAN_MODES, render, watch_plan
 
     nb_res, specs = scenario
     engines = []

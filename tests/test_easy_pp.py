@@ -13,8 +13,9 @@ from schedlab.engine import Engine
 from schedlab.model import JobState, Platform
 from schedlab.outputs import job_row
 from schedlab.schedulers.base import create_scheduler
-from tests.conftest import examples, make_workload
-from tests.test_invariants import PLAN_MODES, check_invariants, watch_plan
+from tests.helpers.data import examples, make_workload
+from tests.helpers.invariants import PLAN_MODES, check_invariants, watch_plan
+from tests.helpers.workloads import users_workload
 
 SCENARIOS = [("walltime", "none"), ("user-last2", "simple"), ("user-last2", "power"), ("adaboost", "simple"),
              ("adaboost", "power"), ("default:600", "simple"), ("default:600", "power")]
@@ -175,27 +176,6 @@ def test_bad_options_are_one_line(tmp_path, capsys, option, fragment):
     assert err.count("\n") == 1 and fragment in err, err
 
 
-def users_workload(tmp_path, nb_jobs: int = 120, nb_res: int = 16):
-    """Users whose jobs run a few minutes under hour-long walltimes: user-last2 under-predicts
-    often, so corrections (CALL_ME_LATER round trips) happen. Run times have odd fractions, so a
-    completion never coincides with a submission: under real Batsim such events reach the
-    scheduler in separate messages (the engine issue's Batsim timing), which would change what
-    user-last2 knows when it predicts."""
-    import random
-
-    from schedlab.platforms.generate import cluster_xml
-
-    rng = random.Random(4)
-    specs = []
-    for i in range(nb_jobs):
-        user = rng.choice("abcd")
-        runtime = rng.choice([30, 120, 600, 1500]) * (1 + "abcd".index(user)) + rng.randint(1, 999) / 137.0
-        specs.append((str(i), 40 * i, rng.randint(1, 8), runtime, 3600 * 3,
-                      {"user": user, "requested_time_s": 3600 * 3}))
-    (tmp_path / "w.json").write_text(json.dumps(make_workload(specs, nb_res=nb_res).to_json()))
-    (tmp_path / "p.xml").write_text(cluster_xml(nb_res))
-
-
 @pytest.mark.batsim
 def test_easy_pp_under_real_batsim_with_corrections(tmp_path):
     """`schedlab serve easy-pp` as real Batsim's decision process, corrections included: its
@@ -204,7 +184,7 @@ def test_easy_pp_under_real_batsim_with_corrections(tmp_path):
     import csv
     import sys
 
-    from tests.test_real_batsim import run_real_batsim
+    from tests.helpers.real_batsim import run_real_batsim
 
     users_workload(tmp_path)
     options = ["-O", "predictor=user-last2", "-O", "correction=simple", "-O", "backfill=sjbf"]
@@ -225,7 +205,7 @@ def test_easy_pp_under_real_batsim_with_corrections(tmp_path):
 def test_pybatsim_entry_file_for_easy_pp_under_real_batsim(tmp_path):
     import sys
 
-    from tests.test_real_batsim import pybatsim_entry, run_real_batsim
+    from tests.helpers.real_batsim import pybatsim_entry, run_real_batsim
 
     pybatsim, entry = pybatsim_entry("schedlabEasyPP.py")
     users_workload(tmp_path)
@@ -267,7 +247,7 @@ def test_a_limit_at_the_seven_day_cap_gives_way_to_the_walltime_end():
 def test_waiting_jobs_are_ordered_by_prediction_not_by_their_settled_limit():
     """Corrections settle a 30-s prediction to 3,630 s (simple) only when the job starts: in DIWS's
     queue (shortest predicted first) it stays ahead of a 600-s one; started, it plans 3,630 s."""
-    from tests.test_diws import oracle
+    from tests.helpers.workloads import oracle
 
     specs = [("block", 0, 1, 100, 1000), ("six", 1, 1, 600, 1000), ("thirty", 2, 1, 30, 1000)]
     for overrun in ("walltime", "simple", "power", "tsafrir"):
@@ -284,7 +264,7 @@ def test_waiting_jobs_are_ordered_by_prediction_not_by_their_settled_limit():
 
 def test_a_call_delivered_a_hair_early_still_corrects():
     from schedlab.model import CallMeLater
-    from tests.test_diws import oracle
+    from tests.helpers.workloads import oracle
 
     scheduler = oracle([("a", 0, 1, 600, 10000)], overrun="simple")
     scheduler.calls_for_plan_only = False  # a call for every planned end, even with nothing waiting

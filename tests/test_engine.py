@@ -15,7 +15,8 @@ from schedlab.model import CallMeLater, Execute, JobState, Kill, Platform, Rejec
 from schedlab.outputs import JOBS_COLUMNS, SCHEDULE_COLUMNS
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import Scheduler
-from tests.conftest import BATSIM_DATA, make_workload
+from tests.helpers.data import BATSIM_DATA, make_workload
+from tests.helpers.workloads import RET_WORKLOAD
 
 
 class Scripted(Scheduler):
@@ -189,16 +190,6 @@ def test_fast_procset_construction_equals_procset_union():
     assert mask.busy_part(ProcSet((8, 10))) == ProcSet((8, 9))
     mask.release(got, 6)
     assert mask.free_set() == ProcSet((0, 1), (5, 8), (10, 15))
-
-
-RET_WORKLOAD = {
-    "nb_res": 2,
-    "jobs": [{"id": "ok", "subtime": 0, "res": 1, "walltime": 100, "profile": "p_ok"},
-             {"id": "fails", "subtime": 0, "res": 1, "walltime": 100, "profile": "p_fails"},
-             {"id": "late", "subtime": 1, "res": 1, "walltime": 5, "profile": "p_late"}],
-    "profiles": {"p_ok": {"type": "delay", "delay": 10}, "p_fails": {"type": "delay", "delay": 20, "ret": 3},
-                 "p_late": {"type": "delay", "delay": 50, "ret": 1}},
-}
 
 
 @pytest.mark.parametrize("timing", ["ideal", "batsim"])

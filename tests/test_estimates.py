@@ -11,8 +11,8 @@ from schedlab.errors import InputError
 from schedlab.model import CallMeLater, Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.easy import EasyBackfilling
-from tests.conftest import examples, make_workload
-from tests.test_invariants import check_invariants, scenarios
+from tests.helpers.data import examples, make_workload
+from tests.helpers.invariants import check_invariants, scenarios
 
 
 class Scaled(EasyBackfilling):
@@ -139,7 +139,7 @@ def test_machine_reservations_refuse_predicted_estimates(monkeypatch):
 def test_estimates_below_the_walltime_need_calls_only_for_ends_that_matter(monkeypatch, queue_order, scenario):
     """Planned ends before the kill time: the same schedule as is, with a full pass at every
     decision, and with a call for every end (dynamic orders keep every call: a wake-up re-sorts)."""
-    from tests.test_invariants import PLAN_MODES, render, watch_plan
+    from tests.helpers.invariants import PLAN_MODES, render, watch_plan
 
     nb_res, specs = scenario
     monkeypatch.setattr(Scaled, "factor", 0.4)

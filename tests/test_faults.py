@@ -13,7 +13,7 @@ import zmq
 from schedlab.platforms.generate import cluster_xml
 from schedlab.protocol.client import free_loopback_port
 from schedlab.workloads.synthetic import generate
-from tests.test_real_batsim import find_tool
+from tests.helpers.real_batsim import find_tool
 
 BROKEN = """
 import sys

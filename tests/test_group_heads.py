@@ -15,8 +15,8 @@ from schedlab.schedulers.fcfs import FCFS
 from schedlab.schedulers.group_heads import GroupHeads
 from schedlab.schedulers.policies import POLICIES, get_policy
 from schedlab.schedulers.queue import Entry
-from tests.conftest import examples, make_workload
-from tests.test_queue_index import loaded
+from tests.helpers.data import examples, make_workload
+from tests.helpers.workloads import loaded
 
 BY_WAIT = [name for name, policy in POLICIES.items() if policy.by_wait]
 

@@ -22,8 +22,8 @@ from schedlab.schedulers.base import create_scheduler
 from schedlab.workload import parse_workload
 from schedlab.workloads.convert import ConversionOptions, convert_columns
 from schedlab.workloads.swf import read_swf, to_trace_jobs
-from tests.conftest import examples, make_workload
-from tests.test_invariants import check_invariants
+from tests.helpers.data import examples, make_workload
+from tests.helpers.invariants import check_invariants
 
 SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -169,7 +169,7 @@ def decided_by(engine: Engine, t: float):
 
 def test_the_check_catches_a_scheduler_that_reads_run_times():
     """The property above fails for a DIWS told the true run times (the test can fail)."""
-    from tests.test_diws import oracle
+    from tests.helpers.workloads import oracle
 
     specs = [("a", 0, 1, 10, 100), ("b", 0, 1, 20, 100), ("c", 5, 1, 30, 100)]
     changed = [("a", 0, 1, 10, 100), ("b", 0, 1, 20, 100), ("c", 5, 1, 60, 100)]  # c ends after t = 5

@@ -28,8 +28,8 @@ from schedlab.predictors.reliability import ReliabilityModel
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.profile import AvailabilityProfile
 from schedlab.schedulers.runtimes import coin
-from tests.conftest import examples, make_workload
-from tests.test_invariants import check_invariants
+from tests.helpers.data import examples, make_workload
+from tests.helpers.invariants import check_invariants
 
 # ---------------------------------------------------------------------------------------------- profile
 
@@ -410,7 +410,7 @@ def test_hybrid_options_are_checked():
 def test_plan_based_stopping_early_changes_no_start(scenario, name):
     """Online-SJF/SVF stop planning once nothing later can start now: the same schedule as planning
     the whole queue at every decision."""
-    from tests.test_invariants import render
+    from tests.helpers.invariants import render
 
     nb_res, specs = scenario
     engines = []
@@ -464,7 +464,7 @@ def test_the_compiled_plan_is_earliest_then_reserve_job_by_job(case):
 def test_plan_based_schedulers_plan_the_same_compiled(scenario, name, monkeypatch):
     """The compiled planning loop from the first waiting job (the default: from 32) makes the
     schedule of the job-by-job one."""
-    from tests.test_invariants import render
+    from tests.helpers.invariants import render
 
     nb_res, specs = scenario
     options = ({"retrain": "60", "reliability": "dt", "threshold": "0.1"} if name == "hybrid"

@@ -11,9 +11,9 @@ import pytest
 from schedlab.cli import main
 from schedlab.workloads.convert import ConversionOptions, convert_columns
 from schedlab.workloads.swf import read_swf, to_trace_jobs
-from tests.conftest import REPO, TRACES, need_shared
-from tests.test_experiments import one_line_error
-from tests.test_predictors import workload_file
+from tests.helpers.cli import one_line_error
+from tests.helpers.data import REPO, TRACES, need_shared
+from tests.helpers.workloads import workload_file
 
 STUDY = """kind = "hybrid-reliability"
 name = "r"
@@ -142,8 +142,8 @@ def test_hybrid_schedulers_under_real_batsim_serve_and_pybatsim(tmp_path, name):
     from schedlab.platform import load_platform
     from schedlab.schedulers.base import create_scheduler
     from schedlab.workload import load_workload
-    from tests.test_easy_pp import users_workload
-    from tests.test_real_batsim import check_batsim_jobs_csv, pybatsim_entry, run_real_batsim
+    from tests.helpers.real_batsim import check_batsim_jobs_csv, pybatsim_entry, run_real_batsim
+    from tests.helpers.workloads import users_workload
 
     users_workload(tmp_path)
     options = {"retrain": "1200", "reliability": "dt"} if name == "hybrid" else {}

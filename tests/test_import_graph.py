@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.helpers.data import REPO
 
 #: import name -> folder (pyproject.toml's package-dir)
 ROOTS = {"schedlab": "schedlab", "schedlab.schedulers": "schedulers", "schedlab.predictors": "predictors",

@@ -17,8 +17,8 @@ from schedlab.model import Platform
 from schedlab.outputs import outcomes, write_outputs
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import create_scheduler
-from tests.conftest import BATSIM_DATA, SHARED_DATA, make_workload, need_shared
-from tests.test_schedulers_golden import SPECS
+from tests.helpers.data import BATSIM_DATA, SHARED_DATA, make_workload, need_shared
+from tests.helpers.workloads import SPECS
 
 # The EASY golden case (tests/test_schedulers_golden.py), by hand:
 #   job  submit res  start finish  wait  turnaround  execution  slowdown  bounded (tau 10 s)
@@ -106,7 +106,7 @@ def test_metrics_of_a_real_batsim_jobs_csv_equal_batsims_own_schedule_csv():
 def test_the_same_metrics_from_a_real_batsim_run_of_the_golden_case(tmp_path):
     """Real Batsim + `schedlab serve easy` on the golden case: its jobs.csv gives the hand-computed
     metrics, up to Batsim's simulated message latencies (milliseconds)."""
-    from tests.test_real_batsim import run_real_batsim
+    from tests.helpers.real_batsim import run_real_batsim
 
     (tmp_path / "p.xml").write_text(cluster_xml(4))
     (tmp_path / "w.json").write_text(json.dumps(make_workload(SPECS, nb_res=4).to_json()))

@@ -13,7 +13,7 @@ from schedlab.platform import load_platform, parse_platform_xml
 from schedlab.platforms.generate import cluster_xml
 from schedlab.protocol.jobs import job_from_json, job_to_json
 from schedlab.workload import load_workload, parse_workload
-from tests.conftest import BATSIM_DATA, BATSIM_V4, examples, need_shared
+from tests.helpers.data import BATSIM_DATA, BATSIM_V4, examples, need_shared
 
 
 def test_cluster512_ids_are_alphabetical_and_master_excluded():

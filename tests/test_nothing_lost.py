@@ -18,8 +18,8 @@ import pytest
 from schedlab.cli import main
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import SCHEDULERS, create_scheduler
-from tests.conftest import TRACES, make_workload
-from tests.conftest import FailingEasy as _Failing
+from tests.helpers.data import TRACES, make_workload
+from tests.helpers.schedulers import FailingEasy as _Failing
 
 SPECS = [("a", 0, 1, 2, 5), ("b", 5, 1, 2, 5), ("c", 9, 2, 3, 5)]
 # jobs every 60 s, each waiting 400 s then running 100 s: a job submitted at t ends at t + 500

@@ -20,7 +20,7 @@ from schedlab.outputs import JOBS_COLUMNS
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.plugins import class_from_spec
 from schedlab.workloads.synthetic import generate
-from tests.conftest import make_workload
+from tests.helpers.data import make_workload
 
 DATA = Path(__file__).resolve().parent / "data"
 CHEATER = f"{DATA / 'user_schedulers' / 'cheater.py'}:ProfileReader"
@@ -182,7 +182,7 @@ def test_an_installed_plugin_is_a_scheduler_name_everywhere(tmp_path, plugin_sit
 
 @pytest.mark.batsim
 def test_a_plugin_served_to_real_batsim_equals_the_engine(tmp_path, plugin_site):
-    from tests.test_real_batsim import run_real_batsim
+    from tests.helpers.real_batsim import run_real_batsim
 
     workload = generate(nb_jobs=150, nb_resources=16, seed=4)
     (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))

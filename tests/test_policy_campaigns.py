@@ -22,8 +22,8 @@ from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.policies import POLICIES, get_policy
 from schedlab.schedulers.queue import QueueScheduler
-from tests.conftest import TRACES, examples, make_workload
-from tests.test_invariants import render
+from tests.helpers.data import TRACES, examples, make_workload
+from tests.helpers.invariants import render
 
 FACTORY = """kind = "policy-factory"
 name = "f"
@@ -307,7 +307,7 @@ def test_large_dynamic_queues_keep_the_scalar_order(monkeypatch, scheduler, queu
 def test_the_study_files_validate_and_the_ci_factory_reports(tmp_path):
     """factory-ci.toml end to end (20 tuples x 4,000 trials of lublin_256.swf); the clairvoyant and
     long-term campaigns validate; the shipped fit is the full factory's."""
-    from tests.conftest import REPO, SHARED_DATA, need_shared
+    from tests.helpers.data import REPO, SHARED_DATA, need_shared
 
     need_shared(SHARED_DATA / "swf" / "lublin_256.swf")
     need_shared(SHARED_DATA / "policies" / "lublin-256-final-score.csv.gz")

@@ -13,7 +13,7 @@ from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.fitted_policies import PUBLISHED, FittedPolicy, load_fitted, published
 from schedlab.schedulers.policies import get_policy
-from tests.conftest import SHARED_DATA, make_workload
+from tests.helpers.data import SHARED_DATA, make_workload
 
 SCORES = SHARED_DATA / "policies"
 FILES = {"lublin256": "lublin-256-final-score.csv.gz", "ctc": "ctc-sp2-final-score.csv.gz",

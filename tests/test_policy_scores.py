@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from schedlab.cli import main
 from schedlab.experiments.policy_scores import Tuple, simulate_list, trial_bslds, tuple_scores
-from tests.conftest import examples
+from tests.helpers.data import examples
 
 
 def reference_bsld(p, q, r, m, k, order):

@@ -18,21 +18,8 @@ from schedlab.predictors.evaluate import prediction_report
 from schedlab.predictors.features import UserMeans, job_table
 from schedlab.predictors.runtime import RuntimePredictor, load, save
 from schedlab.predictors.training import load_training_data, split_indices, train
-from tests.conftest import examples, make_workload
-
-
-def workload_file(tmp_path, runtimes=None, name="w.json", n=120):
-    """Users 0-3 with habits: user u requests 4u+1 cores and runs about 100(u+1) s."""
-    rng = np.random.default_rng(3)
-    specs = []
-    for i in range(n):
-        user = i % 4
-        runtime = runtimes[i] if runtimes is not None else float(100 * (user + 1) + rng.integers(0, 20))
-        specs.append((str(i), 10 * i, 4 * user + 1, runtime, 1000, {"user": f"u{user}", "requested_time_s": 1000,
-                                                                     "queue": user % 2}))
-    path = tmp_path / name
-    path.write_text(json.dumps(make_workload(specs, nb_res=64).to_json()))
-    return path
+from tests.helpers.data import examples, make_workload
+from tests.helpers.workloads import workload_file
 
 
 def test_a_tree_learns_user_habits_and_the_card_records_everything(tmp_path):
@@ -303,7 +290,7 @@ def test_numeric_ids_are_coded_in_numeric_order():
     tree split numeric ids, not "1" < "10" < "11" < "2"; other ids keep the string order."""
     from schedlab.predictors.features import CATEGORICAL, get_feature_set, job_table
     from schedlab.predictors.runtime import RuntimePredictor, category_order
-    from tests.conftest import make_workload
+    from tests.helpers.data import make_workload
 
     assert category_order(["10", "9", "1", None, "2"]) == ["1", "2", "9", "10", None]
     assert category_order(["u2", "u10", None]) == ["u10", "u2", None]

@@ -24,7 +24,7 @@ from schedlab.protocol.messages import (
 from schedlab.protocol.server import DecisionServer, SchedulerFailure
 from schedlab.schedulers.base import create_scheduler
 from schedlab.workloads.synthetic import generate
-from tests.conftest import BATSIM_DATA
+from tests.helpers.data import BATSIM_DATA
 
 CAPTURES = ["batsched-easy_bf_small_platform_test_various_profile_types.jsonl",
             "pybatsim-easyBackfill_small_platform_test_delays.jsonl"]

@@ -13,28 +13,14 @@ from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.queue import Entry
 from schedlab.schedulers.queue_index import Budget, CandidateIndex, _SizeClass
-from tests.conftest import examples, make_workload
+from tests.helpers.data import examples, make_workload
+from tests.helpers.workloads import loaded
 
 #: every EASY variant whose queue order is static (the index serves those), and the subclasses that
 #: revise estimates and planned ends while jobs wait or run (easy-pp)
 INDEXED = [("easy", {}), ("easy-sjbf", {}), ("easy", {"backfill_order": "svf"}), ("easy", {"queue_order": "spt"}),
            ("easy-sjbf", {"queue_order": "saf"}), ("fcfs-bf1", {}), ("fcfs-bf2", {}),
            ("easy-pp", {}), ("easy-pp", {"correction": "power"}), ("diws", {"learner": "user-last2"})]
-
-
-@st.composite
-def loaded(draw):
-    """Overloaded workloads with many ties: few distinct submit times, sizes and durations."""
-    nb_res = draw(st.integers(2, 12))
-    nb_jobs = draw(st.integers(1, 120))
-    specs = []
-    for i in range(nb_jobs):
-        submit = draw(st.integers(0, 30)) * 5
-        res = draw(st.sampled_from([1, 1, 2, 3, nb_res // 2 or 1, nb_res]))
-        delay = draw(st.sampled_from([1, 5, 10, 20, 60, 100]))
-        walltime = draw(st.sampled_from([None, 5, 10, 60, 100, 200]))
-        specs.append((str(i), submit, res, delay, walltime))
-    return nb_res, specs
 
 
 def schedule(nb_res, specs, name, options, use_index):

@@ -19,7 +19,7 @@ from schedlab.workloads.slurm import to_trace_jobs as table_trace
 from schedlab.workloads.swf import read_swf
 from schedlab.workloads.swf import to_trace_jobs as swf_trace
 from schedlab.workloads.synthetic import generate
-from tests.conftest import examples
+from tests.helpers.data import examples
 
 
 def visible(workload_dict: dict) -> list[tuple]:
@@ -154,7 +154,7 @@ def test_our_schedulers_never_receive_profiles_through_the_protocol():
     from schedlab.model import Job, JobState, Platform
     from schedlab.protocol.server import DecisionServer
     from schedlab.schedulers.easy import EasyBackfilling
-    from tests.conftest import BATSIM_DATA
+    from tests.helpers.data import BATSIM_DATA
 
     lines = [json.loads(line) for line in
              (BATSIM_DATA / "pybatsim-easyBackfill_small_platform_test_delays.jsonl").read_text().splitlines()]

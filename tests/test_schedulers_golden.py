@@ -11,17 +11,9 @@ from schedlab.model import JobState, Platform
 from schedlab.outputs import JOBS_COLUMNS, job_row
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.easy_machines import _lowest_of_union
-from tests.conftest import make_workload
+from tests.helpers.data import make_workload
+from tests.helpers.workloads import SPECS
 
-# name, submit, res, delay, walltime
-SPECS = [
-    ("A", 0, 3, 10, 12),   # runs [0,10] on 0-2
-    ("B", 1, 4, 5, 6),     # blocked head: shadow = 12 (A's walltime end), extra = 0
-    ("C", 2, 1, 8, 9),     # 2+9 = 11 <= 12: backfillable
-    ("D", 2, 1, 4, 5),     # 2+5 = 7 <= 12: backfillable, shorter than C
-    ("E", 20, 2, 10, 5),   # killed at its walltime: delay 10 >= walltime 5
-    ("F", 21, 5, 1, 2),    # larger than the platform: rejected
-]
 K, S, R = JobState.COMPLETED_WALLTIME_REACHED, JobState.COMPLETED_SUCCESSFULLY, JobState.REJECTED
 
 EXPECTED = {  # job -> (start, finish, alloc, state)
@@ -145,7 +137,7 @@ def test_a_sort_window_sorts_only_the_first_arrived_jobs():
     from schedlab.engine import Engine
     from schedlab.model import Platform
     from schedlab.schedulers.base import create_scheduler
-    from tests.conftest import make_workload
+    from tests.helpers.data import make_workload
 
     specs = [("busy", 0, 1, 10, 10), ("a", 1, 1, 50, 50), ("b", 2, 1, 40, 40), ("c", 3, 1, 5, 5)]
     starts = {}

@@ -18,7 +18,7 @@ from schedlab.engine.batsim_kernel import Kernel, put, sleep_for
 from schedlab.engine.batsim_network import l07_route
 from schedlab.engine.simgrid_routing import Routing
 from schedlab.engine.simgrid_zones import Zones, parse_xml
-from tests.conftest import THOROUGH
+from tests.helpers.data import THOROUGH
 
 pytestmark = pytest.mark.batsim
 ORACLE_SOURCE = Path(__file__).resolve().parent / "simgrid" / "routes.cpp"

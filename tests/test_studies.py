@@ -12,9 +12,9 @@ from schedlab.cli import main
 from schedlab.errors import InputError
 from schedlab.experiments.compare import study_layout, window_changes
 from schedlab.experiments.paper_rows import paper_table
-from tests.conftest import REPO
-from tests.test_experiments import campaign_file, one_line_error
-from tests.test_predictors import workload_file
+from tests.helpers.cli import campaign_file, one_line_error
+from tests.helpers.data import REPO
+from tests.helpers.workloads import workload_file
 
 STUDY = """kind = "predictor-study"
 name = "s"
@@ -248,7 +248,7 @@ def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
 def test_the_diws_configs_validate():
     from schedlab.experiments.campaign import load_campaign
     from schedlab.experiments.predictor_study import load_study
-    from tests.conftest import need_shared
+    from tests.helpers.data import need_shared
 
     need_shared(REPO.parent / "shared" / "data" / "swf" / "RICC-2010-2.swf.gz")
     campaign = load_campaign(REPO / "experiments" / "diws" / "ricc.toml")
@@ -385,7 +385,7 @@ def test_every_shipped_study_file_validates(path):
     from schedlab.experiments.hybrid_reliability import load_reliability_study
     from schedlab.experiments.policy_factory import load_factory
     from schedlab.experiments.predictor_study import load_study
-    from tests.conftest import need_shared
+    from tests.helpers.data import need_shared
 
     need_shared(REPO.parent / "shared" / "data" / "swf")
     loader = {"policy-factory": load_factory, "predictor-study": load_study,

@@ -24,7 +24,7 @@ from schedlab.workloads.lublin import (
 )
 from schedlab.workloads.slurm import to_trace_jobs as table_trace
 from schedlab.workloads.swf import SWF_FIELDS, read_swf, to_trace_jobs, write_swf
-from tests.conftest import SHARED_DATA, TRACES, examples, need_shared
+from tests.helpers.data import SHARED_DATA, TRACES, examples, need_shared
 
 SWF_TEXT = """; Version: 2.2
 ; UnixStartTime: 1583160579
