@@ -118,9 +118,7 @@ def simulate(platform: str | Path | Platform | int, workload: str | Path | Workl
     a Scheduler subclass or an instance; options: the scheduler's options (values or strings as
     on the command line); timing: "ideal" or "batsim" (needs a platform file); out: also write
     Batsim's files there."""
-    from schedlab.engine import Engine
-    from schedlab.engine.run import RunDirectory
-    from schedlab.engine.run import simulate as run
+    from schedlab.engine.run import RunSpec
     from schedlab.workload import require_batsim_fields
 
     the_platform = _platform(platform)
@@ -128,22 +126,11 @@ def simulate(platform: str | Path | Platform | int, workload: str | Path | Workl
     if not isinstance(workload, Workload):
         require_batsim_fields(the_workload)  # a file: Batsim's rules (a Workload made in Python may lack nb_res)
     the_scheduler = _scheduler(scheduler, options)
-    the_scheduler.check_inputs(the_workload)
-    Engine.check_workload(the_workload)
-    directory = None if out is None else RunDirectory(out)
-    try:
-        the_scheduler.prepare()
-    except BaseException:
-        if directory is not None:
-            directory.discard()
-        raise
     cls = type(the_scheduler)
-    generator = the_workload.extra.get("generator")
-    info = {"scheduler": vars(cls).get("name") or cls.__name__, "options": the_scheduler.options(),
-            "platform": {"path": the_platform.source, "nb_resources": the_platform.nb_resources},
-            "workload": {"path": the_workload.source, "nb_jobs": len(the_workload.jobs),
-                         **({"generator": generator} if generator is not None else {})}}
-    outcome = run(the_platform, the_workload, the_scheduler, directory, run_info=info, timing=timing)
+    spec = RunSpec(platform=the_platform, workload=the_workload, scheduler=the_scheduler,
+                   name=vars(cls).get("name") or cls.__name__,
+                   options=options or {}, timing=timing, out=out)
+    outcome = spec.prepare().execute()
     if outcome.is_bug:  # the scheduler raised: in Python, the exception itself is the most useful report
         raise outcome.exception  # type: ignore[misc]
     return Result(outcome.engine, outcome.summary, outcome.error)

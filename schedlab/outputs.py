@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -138,8 +138,10 @@ def build_summary(engine: Engine, *, run_info: Mapping[str, Any], simulation_tim
 
 
 def write_outputs(engine: Engine, out_dir: str | Path, *, run_info: Mapping[str, Any],
-                  simulation_time_s: float, error: str | None = None) -> dict[str, Any]:
-    """Write jobs.csv, schedule.csv and summary.json (also after a failure: partial, marked so)."""
+                  simulation_time_s: float, error: str | None = None,
+                  amend_summary: Callable[[dict[str, Any], Path], Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """Write jobs.csv, schedule.csv and summary.json (also after a failure: partial, marked so);
+    `amend_summary(summary, out_dir)` adds figures read from the files written before the summary."""
     from schedlab import __version__
 
     out = Path(out_dir)
@@ -155,6 +157,8 @@ def write_outputs(engine: Engine, out_dir: str | Path, *, run_info: Mapping[str,
         handle.write(",".join(SCHEDULE_COLUMNS) + "\n")
         handle.write(",".join(schedule[c] for c in SCHEDULE_COLUMNS) + "\n")
     summary = build_summary(engine, run_info=run_info, simulation_time_s=simulation_time_s, error=error)
+    if amend_summary is not None:
+        summary.update(amend_summary(summary, out))
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=False,
                                                  default=str) + "\n", encoding="utf-8")
     return summary

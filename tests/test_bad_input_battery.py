@@ -128,7 +128,7 @@ CAMPAIGN_MUTATIONS = {
                       "field 'platforms[0].resources'"),
     "platform-missing-file": (("[[platforms]]\nresources = 8", '[[platforms]]\nfile = "nowhere.xml"'),
                               "no such file"),
-    "timing": (('name = "c"', 'name = "c"\ntiming = "batsim"'), "field 'timing'"),
+    "timing": (('name = "c"', 'name = "c"\ntiming = "real"'), "field 'timing'"),
     "warmup": (('name = "c"', 'name = "c"\nwarmup_share = 0.7'), "field 'warmup_share'"),
     "metrics": (('name = "c"', 'name = "c"\nmetrics = ["speed"]'), "unknown metric 'speed'"),
     "jitter": (('name = "c"', 'name = "c"\n[perturb]\nsubmit_jitter_s = 0'), "submit_jitter_s"),

@@ -56,8 +56,7 @@ def _platform_of(text: str, timing: str) -> tuple[Any, Path | None]:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from schedlab.engine import Engine
-    from schedlab.engine.run import RunDirectory, is_ours, simulate
+    from schedlab.engine.run import RunSpec, is_ours
     from schedlab.metrics import format_table
     from schedlab.paths import check_output_file, new_directories, remove_if_empty
     from schedlab.workload import load_workload, require_batsim_fields
@@ -91,19 +90,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         message_routes(platform_path)  # refuses what it does not model, before any work
     workload = load_workload(args.workload)
     require_batsim_fields(workload)
-    if not args.external:
-        from schedlab.schedulers.base import create_scheduler, option_named, raised_by
-
-        scheduler: Any = create_scheduler(args.scheduler, options)
-        try:
-            with raised_by(type(scheduler), args.scheduler, "check_inputs", bad_options=False):
-                scheduler.check_inputs(workload)
-        except InputError as exc:
-            raise option_named(exc, options) from None
-    Engine.check_workload(workload)
+    name = f"external: {args.external}" if args.external else args.scheduler
+    spec = RunSpec(platform=platform, workload=workload, name=name, options=options, timing=args.timing,
+                   out=args.out)
     if args.external:
         from schedlab.protocol.client import ExternalDecisionProcess
 
+        spec.start_scheduler = lambda staging: ExternalDecisionProcess(  # started once the directory exists:
+            args.external, workload=workload, timeout_s=args.timeout,  # one that cannot start leaves an
+            record_path=args.record, log_path=str(staging / "external.log"))  # earlier run's files alone
+    else:
+        from schedlab.schedulers.base import create_scheduler
+
+        spec.scheduler = create_scheduler(args.scheduler, options)
+    spec.check()
+    if args.external:
         ExternalDecisionProcess.check_command(args.external)
     if args.record:
         check_output_file(args.record)
@@ -111,40 +112,22 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
               "resources (the platform decides; Batsim only uses nb_res with --mmax-workload)")
     made = new_directories(args.out)
-    directory = RunDirectory(args.out)  # a bad output path is said before a model is trained
-    out = directory.out
-    try:
-        if not args.external:
-            try:  # loads or trains what the options name: a bad file fails before any output
-                with raised_by(type(scheduler), args.scheduler, "prepare", bad_options=False):
-                    scheduler.prepare()
-            except InputError as exc:
-                raise option_named(exc, options) from None
-        if args.external:  # started first: a command that cannot start leaves an earlier run's files alone
-            scheduler = ExternalDecisionProcess(args.external, workload=workload, timeout_s=args.timeout,
-                                                record_path=args.record,
-                                                log_path=str(directory.staging / "external.log"))
+    try:  # a bad output path is said before a model is trained
+        prepared = spec.prepare(checked=True)
     except BaseException:
-        directory.discard()
         remove_if_empty(made)  # made by the check above: nothing of ours stays behind
         raise
-    name = f"external: {args.external}" if args.external else args.scheduler
+    scheduler, out = prepared.scheduler, prepared.directory.out
     bar, update = progress_bar(len(workload.jobs), not args.quiet, name)
-    info = {"scheduler": name, "options": scheduler.options(),
-            "platform": {"path": str(platform_path or args.platform), "nb_resources": platform.nb_resources},
-            "workload": {"path": str(args.workload), "nb_jobs": len(workload.jobs),
-                         **({"generator": workload.extra["generator"]} if "generator" in workload.extra else {})},
-            "cli_options": options}
+    spec.run_info = spec.describe(scheduler, cli_options=options) | {
+        "platform": {"path": str(platform_path or args.platform), "nb_resources": platform.nb_resources},
+        "workload": {"path": str(args.workload), "nb_jobs": len(workload.jobs),
+                     **({"generator": workload.extra["generator"]} if "generator" in workload.extra else {})}}
     try:
-        result = simulate(platform, workload, scheduler, directory, run_info=info, progress=update,
-                          timing=args.timing)
+        result = prepared.execute(progress=update)
     finally:
-        directory.discard()
         if bar is not None:
             bar.close()
-        closer = getattr(scheduler, "close", None)
-        if closer is not None:
-            closer()
     if result.replaced and not args.quiet:
         print(f"{out}: replaced {', '.join(result.replaced)} of an earlier run", file=sys.stderr)
     if not args.quiet:

@@ -1,5 +1,9 @@
 """One simulation on the embedded engine, with outputs written even when it fails part-way.
 
+One way to start a run, whoever starts it (`schedlab simulate`, `schedlab.simulate`, a campaign's
+worker): a `RunSpec` (what to run), `prepare()` (inputs checked, the results directory made, the
+scheduler's models loaded or trained: all before any output), then `execute()`.
+
 A results directory is written as a whole: the run's files go to a staging directory inside it and
 are moved in when the run ends. A complete run replaces an earlier run's files; an incomplete one
 never replaces an earlier complete run: it goes to DIR/incomplete/ beside it.
@@ -13,7 +17,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -131,9 +135,111 @@ class RunResult:
         return self.exception is not None and not isinstance(self.exception, SchedlabError | KeyboardInterrupt)
 
 
+#: figures computed from a run's staged files before its summary.json is written: (summary, the
+#: directory holding jobs.csv) -> entries to add (a campaign's warm-up metrics and wall time)
+Amend = Callable[[dict[str, Any], Path], Mapping[str, Any]]
+
+
+@dataclass(kw_only=True)
+class RunSpec:
+    """What one simulation needs. `scheduler` is a created scheduler; or `start_scheduler(staging)`
+    starts one once the results directory exists (an external decision process logs there)."""
+
+    platform: Platform
+    workload: Workload
+    name: str  # the scheduler as the user named it (summary.json's "scheduler")
+    scheduler: Any = None
+    start_scheduler: Callable[[Path | None], Any] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # as given: errors in a file an option names say it
+    timing: str = "ideal"
+    out: str | Path | None = None
+    #: the run's description in summary.json (default: `describe()`)
+    run_info: Mapping[str, Any] | None = None
+    amend_summary: Amend | None = None
+    #: whether `check()` asks the scheduler to check its files against the workload (a campaign's
+    #: worker has checked them before jittering the workload)
+    check_scheduler_inputs: bool = True
+
+    def describe(self, scheduler: Any, **more: Any) -> dict[str, Any]:
+        """The run's description: scheduler, its options, platform and workload."""
+        generator = self.workload.extra.get("generator")
+        return {"scheduler": self.name, "options": scheduler.options(),
+                "platform": {"path": self.platform.source, "nb_resources": self.platform.nb_resources},
+                "workload": {"path": self.workload.source, "nb_jobs": len(self.workload.jobs),
+                             **({"generator": generator} if generator is not None else {})}, **more}
+
+    def check(self) -> None:
+        """The inputs checked before any output: the files the scheduler's options name against the
+        workload (`Scheduler.check_inputs`), and the workload against what the engine accepts."""
+        if self.scheduler is not None and self.check_scheduler_inputs:
+            with self._said_by_scheduler("check_inputs"):
+                self.scheduler.check_inputs(self.workload)
+        Engine.check_workload(self.workload)
+
+    def prepare(self, *, checked: bool = False) -> PreparedRun:
+        """Checked (unless `checked`), the results directory made (RunDirectory), the scheduler
+        prepared (models loaded or trained) or started: a failure leaves no output behind."""
+        if not checked:
+            self.check()
+        directory = None if self.out is None else RunDirectory(self.out)
+        try:
+            if self.start_scheduler is not None:
+                scheduler = self.start_scheduler(None if directory is None else directory.staging)
+            else:
+                scheduler = self.scheduler
+                with self._said_by_scheduler("prepare"):
+                    scheduler.prepare()
+        except BaseException:
+            if directory is not None:
+                directory.discard()
+            raise
+        return PreparedRun(self, scheduler, directory)
+
+    def _said_by_scheduler(self, where: str) -> Any:
+        """A user's scheduler raising in `where` is its failure; an error in a file an option names
+        is said with the option (`-O model=M.skops: no such file`)."""
+        import contextlib
+
+        from schedlab.schedulers.base import option_named, raised_by
+
+        @contextlib.contextmanager
+        def said() -> Any:
+            try:
+                with raised_by(type(self.scheduler), self.name, where, bad_options=False):
+                    yield
+            except InputError as exc:
+                raise option_named(exc, self.options) from None
+
+        return said()
+
+
+@dataclass
+class PreparedRun:
+    """A run ready to go: `execute()` runs it to the end and writes its files."""
+
+    spec: RunSpec
+    scheduler: Any
+    directory: RunDirectory | None
+
+    def execute(self, progress: Callable[[int], None] | None = None) -> RunResult:
+        spec = self.spec
+        info = spec.run_info if spec.run_info is not None else spec.describe(self.scheduler)
+        try:
+            return simulate(spec.platform, spec.workload, self.scheduler, self.directory, run_info=info,
+                            progress=progress, timing=spec.timing, amend_summary=spec.amend_summary,
+                            name=spec.name)
+        finally:
+            if self.directory is not None:
+                self.directory.discard()
+            closer = getattr(self.scheduler, "close", None)
+            if closer is not None:
+                closer()
+
+
 def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: str | Path | RunDirectory | None, *,
              run_info: Mapping[str, Any] | None = None,
-             progress: Callable[[int], None] | None = None, timing: str = "ideal") -> RunResult:
+             progress: Callable[[int], None] | None = None, timing: str = "ideal",
+             amend_summary: Amend | None = None, name: str | None = None) -> RunResult:
     """Run to the end. Whatever stops it once the engine has started (a broken rule, a scheduler
     bug, Ctrl-C) still writes what finished, marked `"complete": false` with the error; it never
     replaces an earlier complete run in `out_dir` (RunDirectory). `timing`: "ideal" (zero latency)
@@ -158,7 +264,7 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
     elif isinstance(exception, SchedlabError):
         error = str(exception)
     elif exception is not None:
-        error = failure_text(exception, scheduler, (run_info or {}).get("scheduler"))
+        error = failure_text(exception, scheduler, name or (run_info or {}).get("scheduler"))
     info = dict(run_info or {})
     report = getattr(scheduler, "run_report", None)
     if report is not None:
@@ -173,18 +279,20 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
     if out_dir is None:
         return RunResult(engine, build_summary(engine, run_info=info, simulation_time_s=elapsed, error=error),
                          error, exception)
-    summary, where, replaced = write_run(engine, out_dir, run_info=info, simulation_time_s=elapsed, error=error)
+    summary, where, replaced = write_run(engine, out_dir, run_info=info, simulation_time_s=elapsed, error=error,
+                                         amend_summary=amend_summary)
     return RunResult(engine, summary, error, exception, where, replaced)
 
 
 def write_run(engine: Engine, out_dir: str | Path | RunDirectory, *, run_info: Mapping[str, Any],
-              simulation_time_s: float, error: str | None) -> tuple[dict[str, Any], Path, tuple[str, ...]]:
+              simulation_time_s: float, error: str | None,
+              amend_summary: Amend | None = None) -> tuple[dict[str, Any], Path, tuple[str, ...]]:
     """An engine's files written into a results directory as a whole (RunDirectory): returns the
     summary, where the files went and which of an earlier run's files they replaced."""
     directory = out_dir if isinstance(out_dir, RunDirectory) else RunDirectory(out_dir)
     try:
         summary = write_outputs(engine, directory.staging, run_info=run_info, simulation_time_s=simulation_time_s,
-                                error=error)
+                                error=error, amend_summary=amend_summary)
         where = directory.publish(bool(summary["complete"]))
     finally:
         directory.discard()

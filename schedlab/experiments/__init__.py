@@ -20,7 +20,7 @@ def run(campaign: str | Path | dict[str, Any], out: str | Path, *, workers: int 
     from schedlab.errors import InputError
     from schedlab.experiments.campaign import campaign_from_doc, load_campaign
     from schedlab.experiments.plan import expand
-    from schedlab.experiments.runner import run_campaign
+    from schedlab.experiments.runner import check_run_inputs, run_campaign
     from schedlab.paths import check_output_dir
 
     if workers < 1:
@@ -30,5 +30,7 @@ def run(campaign: str | Path | dict[str, Any], out: str | Path, *, workers: int 
     else:
         loaded = load_campaign(campaign)
     directory = check_output_dir(out)
-    rows = run_campaign(expand(loaded, directory), directory, workers=workers)
+    runs = expand(loaded, directory)
+    check_run_inputs(runs)  # as the command line: files options name, Batsim timing's platforms
+    rows = run_campaign(runs, directory, workers=workers)
     return pd.DataFrame(rows)

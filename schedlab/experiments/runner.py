@@ -62,27 +62,33 @@ def run_info(run: dict[str, Any]) -> dict[str, Any]:
 def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     """Run one simulation (in a worker); returns its results row. A failed run is recorded, not
     raised; Ctrl-C is raised (what it interrupted leaves nothing behind)."""
-    from schedlab.engine.run import simulate
+    from schedlab.engine.run import RunSpec
 
     final = Path(runs_dir) / run["id"]
     temporary = Path(runs_dir) / f".{run['id']}.{os.getpid()}.part"
     shutil.rmtree(temporary, ignore_errors=True)
     t0 = time.perf_counter()
+
+    def amend(summary: dict[str, Any], files: Path) -> dict[str, Any]:
+        """The worker's wall time, and the metrics after the warm-up (from the staged jobs.csv)."""
+        more: dict[str, Any] = {"timing": {**summary["timing"], "wall_time_s": time.perf_counter() - t0}}
+        if run.get("warmup_share"):
+            more.update(after_warmup(files, summary, run["warmup_share"]))
+        return more
+
     try:
         platform = _platform(run["platform_path"], run["platform_sha256"])
         workload = _workload(run["workload_path"], run["workload_sha256"])
         scheduler = checked_scheduler(run, workload)  # before the jitter: an oracle holds the workload as written
         if run["repetition"] is not None:
             workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
-        result = simulate(platform, workload, scheduler, temporary, run_info=run_info(run))
+        spec = RunSpec(platform=platform, workload=workload, scheduler=scheduler, name=run["scheduler_name"],
+                       options=run["options"], timing=run["timing"], out=temporary, run_info=run_info(run),
+                       amend_summary=amend, check_scheduler_inputs=False)
+        result = spec.prepare().execute()
         if isinstance(result.exception, KeyboardInterrupt):
             raise result.exception
-        summary_path = temporary / "summary.json"
-        summary = json.loads(summary_path.read_text())
-        summary["timing"]["wall_time_s"] = time.perf_counter() - t0
-        if run.get("warmup_share"):
-            summary.update(after_warmup(temporary, summary, run["warmup_share"]))
-        summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        summary = result.summary
     except KeyboardInterrupt:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
@@ -125,6 +131,14 @@ def check_run_inputs(runs: list[Any]) -> None:
     from schedlab.experiments.campaign import HISTORY, WORKLOAD
     from schedlab.paths import files_in_option
 
+    timed = sorted({run.platform_path for run in runs if run.timing == "batsim"})
+    for path in timed:  # what Batsim timing does not model is refused before any run
+        from schedlab.engine.batsim_network import message_routes
+
+        try:
+            message_routes(path)
+        except InputError as exc:
+            raise InputError(f'timing = "batsim": {exc}') from None  # the platform's file and line are in it
     seen = set()
     for run in runs:
         given = {k: v for k, v in run.options.items() if v not in (HISTORY, WORKLOAD)}
