@@ -15,7 +15,8 @@ ROOTS = {"schedlab": "schedlab", "schedlab.schedulers": "schedulers", "schedlab.
 
 #: lowest first; a module is on the floor of the longest prefix that names it
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("schedlab", "schedlab.errors", "schedlab.model", "schedlab.paths", "schedlab.resources")),
+    ("base", ("schedlab", "schedlab.errors", "schedlab.model", "schedlab.paths", "schedlab.resources",
+              "schedlab.host")),
     ("formats", ("schedlab.protocol", "schedlab.workload", "schedlab.platform", "schedlab.platforms")),
     ("data", ("schedlab.workloads", "schedlab.predictors", "schedlab.metrics")),
     ("schedulers", ("schedlab.schedulers",)),

@@ -9,7 +9,7 @@ import pytest
 from procset import ProcSet
 
 from schedlab.engine import Engine
-from schedlab.errors import ProtocolError
+from schedlab.errors import ProtocolError, SchedulerFailure
 from schedlab.model import Platform
 from schedlab.outputs import job_row
 from schedlab.protocol.client import ExternalDecisionProcess
@@ -21,7 +21,7 @@ from schedlab.protocol.messages import (
     parse_message,
     parse_reply,
 )
-from schedlab.protocol.server import DecisionServer, SchedulerFailure
+from schedlab.protocol.server import DecisionServer
 from schedlab.schedulers.base import create_scheduler
 from schedlab.workloads.synthetic import generate
 from tests.helpers.data import BATSIM_DATA

@@ -2,14 +2,15 @@
 
 - `core.py`: `Engine`, a heap of events; `step()` handles one instant, tells the scheduler, calls
   `decide(now)` once and applies the decisions where Batsim would (zero message latency: the
-  `ideal` timing).
+  `ideal` timing). `ledger.py`: the job records and busy resources both engines keep.
 - `batsim_timed.py`, `batsim_kernel.py`, `batsim_network.py`, `simgrid_zones.py`,
   `simgrid_routing.py`: the same with Batsim's message timing on the platform (`--timing batsim`):
   SimGrid 3.32's zones and routes, the latencies and the kernel's sleeps.
-- `run.py`: one simulation with its results directory written as a whole (`simulate`,
-  `RunDirectory`).
+- `run.py`: one simulation with its results directory written as a whole: `RunSpec` ->
+  `prepare()` -> `execute()` (`RunDirectory`, `simulate`).
 """
 
-from schedlab.engine.core import Engine, EventKind, JobRecord
+from schedlab.engine.core import Engine, EventKind
+from schedlab.engine.ledger import JobRecord
 
 __all__ = ["Engine", "EventKind", "JobRecord"]

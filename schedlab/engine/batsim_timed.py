@@ -11,16 +11,16 @@ every decision applied as one message, in order. Job rows, times and their order
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Generator
 from typing import Any
 
 from schedlab.engine.batsim_kernel import Actor, Kernel, put, sleep_for
 from schedlab.engine.batsim_network import MessageRoutes
-from schedlab.engine.core import Engine, JobRecord
+from schedlab.engine.core import Engine
+from schedlab.engine.ledger import JobLedger, JobRecord
 from schedlab.errors import SimulationError
+from schedlab.host import Event, SchedulerDriver
 from schedlab.model import CallMeLater, Decision, Deferred, Execute, Job, JobState, Kill, Platform, Reject, SetMetadata
-from schedlab.resources import ResourceMask
 from schedlab.workload import Workload
 
 MIN_RUNTIME_S = 1e-5  # Batsim's runtime for a job that ran 0 s, and a waiter's least sleep
@@ -43,15 +43,15 @@ class BatsimTimedEngine:
             raise SimulationError(f"the platform has {platform.nb_resources} resources, its routes "
                                   f"{len(routes.resources)}")
         self.platform, self.workload, self.scheduler, self.routes = platform, workload, scheduler, routes
-        self.records: dict[str, JobRecord] = {job.id: JobRecord(job) for job in workload.jobs}
-        self.finished: list[str] = []
-        self.scheduling_time_s = 0.0
+        self.driver = SchedulerDriver(scheduler)
+        self.ledger = JobLedger(platform, workload)
+        self.records: dict[str, JobRecord] = self.ledger.records
+        self.finished: list[str] = self.ledger.finished
         self.nb_decisions = 0
         self.nb_steps = 0  # messages exchanged with the scheduler
         self._kernel = Kernel()
-        self._resources = ResourceMask(platform.nb_resources)
         self._progress = progress
-        self._events: list[tuple[str, Any, float]] = []  # (kind, payload, Batsim's timestamp)
+        self._events: list[tuple[Event, Any, float]] = []  # (event, payload, Batsim's timestamp)
         self._executors: dict[str, Actor] = {}
         self._kill_asked: set[str] = set()
         self._to_delete: list[str] = []  # ended or rejected jobs Batsim deletes once the next message is sent
@@ -60,8 +60,12 @@ class BatsimTimedEngine:
         self._nb_submitted = self._nb_rows = self._nb_running = self._nb_waiters = self._nb_killers = 0
         #: external processes get each event's own timestamp; in-process schedulers the message's
         #: `now`, as `schedlab serve` passes them
-        self._event_times = bool(getattr(scheduler, "wants_event_timestamps", False))
+        self._event_times = self.driver.wants_event_timestamps
         self._ended = False
+
+    @property
+    def scheduling_time_s(self) -> float:
+        return self.driver.scheduling_time_s
 
     @property
     def now(self) -> float:
@@ -72,14 +76,12 @@ class BatsimTimedEngine:
         return self._ended
 
     def run(self) -> None:
-        prepare = getattr(self.scheduler, "prepare", None)
-        if prepare is not None:
-            prepare()
+        self.driver.prepare()
         master = self.routes.master
         self._kernel.spawn("workload_submitter_w0", master, self._submitter())
         self._kernel.spawn("server", master, self._server())
         self._kernel.run()
-        undecided = [r.job.id for r in self.records.values() if r.state is JobState.SUBMITTED]
+        undecided = self.ledger.undecided()
         if undecided or not self._end_acked:
             raise SimulationError(
                 f"the scheduler left {len(undecided)} job(s) undecided when no event was left "
@@ -121,7 +123,7 @@ class BatsimTimedEngine:
         """The job's executor ended or was killed: Batsim sets its state and frees its machines
         then (update_machines_on_job_end), before the server handles the message that says so."""
         record.final_on_completion = state
-        self._resources.release(record.alloc, record.job.res)  # type: ignore[arg-type]
+        self.ledger.release(record)
         now = self._kernel.now
         record.finish_s = now if now > record.start_s else record.start_s + MIN_RUNTIME_S  # type: ignore[operator]
 
@@ -153,7 +155,7 @@ class BatsimTimedEngine:
 
     def _server(self) -> Generator:
         kernel = self._kernel
-        self._events.append(("BEGINS", None, 0.0))
+        self._events.append((Event.SIMULATION_BEGINS, self.platform, 0.0))
         yield from self._send_events()
         while not self._end_acked:
             comm = yield ("irecv",)
@@ -163,7 +165,7 @@ class BatsimTimedEngine:
                 if self._events:
                     yield from self._send_events()
                 elif self._all_done() and not self._end_sent:
-                    self._events.append(("ENDS", None, kernel.now))
+                    self._events.append((Event.SIMULATION_ENDS, None, kernel.now))
                     self._end_sent = True
                     yield from self._send_events()
 
@@ -184,18 +186,18 @@ class BatsimTimedEngine:
 
     def _on_bye(self, _: Any) -> Generator:
         self._submitted_all = True
-        self._events.append(("NOTIFY", None, self._kernel.now))
+        self._events.append((Event.NO_MORE_JOBS, None, self._kernel.now))
         yield from ()
 
     def _on_submitted(self, jobs: list[Job]) -> Generator:
         for job in jobs:
             self.records[job.id].state = JobState.SUBMITTED
             self._nb_submitted += 1
-            self._events.append(("SUBMITTED", job, self._kernel.now))
+            self._events.append((Event.JOB_SUBMITTED, job, self._kernel.now))
         yield from ()
 
     def _row(self, record: JobRecord) -> None:
-        self.finished.append(record.job.id)
+        self.ledger.add_row(record)
         self._nb_rows += 1
 
     def _on_completed(self, record: JobRecord) -> Generator:
@@ -203,7 +205,7 @@ class BatsimTimedEngine:
         self._nb_running -= 1
         self._row(record)
         self._to_delete.append(record.job.id)
-        self._events.append(("COMPLETED", record, self._kernel.now))
+        self._events.append((Event.JOB_COMPLETED, (record.job.id, record.state), self._kernel.now))
         yield from ()
 
     def _on_killed(self, job_ids: list[str]) -> Generator:
@@ -217,13 +219,13 @@ class BatsimTimedEngine:
                 self._nb_running -= 1
                 self._row(record)
                 self._to_delete.append(job_id)
-                self._events.append(("COMPLETED", record, self._kernel.now))
-        self._events.append(("KILLED", job_ids, self._kernel.now))
+                self._events.append((Event.JOB_COMPLETED, (record.job.id, record.state), self._kernel.now))
+        self._events.append((Event.JOBS_KILLED, job_ids, self._kernel.now))
         self._nb_killers -= 1
         yield from ()
 
     def _on_waited(self, _: Any) -> Generator:
-        self._events.append(("CALL", None, self._kernel.now))
+        self._events.append((Event.REQUESTED_CALL, None, self._kernel.now))
         self._nb_waiters -= 1
         yield from ()
 
@@ -238,21 +240,20 @@ class BatsimTimedEngine:
         self.nb_decisions += 1
         kind = type(decision)
         if kind is Execute:
-            record = self._submitted(decision.job_id, "EXECUTE_JOB", now)
-            Engine.check_allocation(self.platform, record.job, decision.alloc, self._resources, now)
-            record.state, record.start_s, record.alloc = JobState.RUNNING, now, decision.alloc
+            record = self.ledger.submitted(decision.job_id, "EXECUTE_JOB", now)
+            self.ledger.start(record, decision.alloc, now)
             self._nb_running += 1
             route = self.routes.resources[decision.alloc.min]  # the job runs from its first host
             self._executors[record.job.id] = yield ("spawn", f"job_{record.job.id}", route, self._executor(record))
         elif kind is Reject:
-            record = self._submitted(decision.job_id, "REJECT_JOB", now)
+            record = self.ledger.submitted(decision.job_id, "REJECT_JOB", now)
             record.state = JobState.REJECTED
             self._row(record)
             self._to_delete.append(record.job.id)
         elif kind is Kill:
             asked = []
             for job_id in decision.job_ids:  # server_on_kill_jobs' checks, in its order
-                record = self._record(job_id, "KILL_JOB", now)
+                record = self.ledger.record(job_id, "KILL_JOB", now)
                 if job_id in self._deleted:
                     raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, whose end Batsim has already "
                                           "sent and forgotten (Batsim 4.2.1 aborts: 'it does not exist')")
@@ -273,7 +274,7 @@ class BatsimTimedEngine:
             self._nb_waiters += 1
             yield ("spawn", "waiter", self.routes.master, self._waiter(decision.at_s))
         elif kind is SetMetadata:
-            self._record(decision.job_id, "SET_JOB_METADATA", now).metadata = decision.metadata
+            self.ledger.record(decision.job_id, "SET_JOB_METADATA", now).metadata = decision.metadata
         else:
             raise SimulationError(f"decision {decision!r} is not modelled by --timing batsim")
 
@@ -282,44 +283,28 @@ class BatsimTimedEngine:
         "KILLED": _on_killed, "WAITED": _on_waited, "READY": _on_ready, "DECISION": _on_decision,
     }
 
-    # the same lookups and errors as the ideal engine (they read only `records`)
-    _record = Engine._record
-    _submitted = Engine._submitted
-
     # ------------------------------------------------------------------ the decision process
-    def _exchange(self, events: list[tuple[str, Any, float]], now: float) -> tuple[float, list[tuple[float, Any]]]:
+    def _exchange(self, events: list[tuple[Event, Any, float]], now: float) -> tuple[float, list[tuple[float, Any]]]:
         """One message to the scheduler (its hooks, then decide) and its reply: the reply's `now`
         and (timestamp, decision) pairs, one per message Batsim will handle."""
-        scheduler = self.scheduler
+        driver = self.driver
         self.nb_steps += 1
-        t0 = time.perf_counter()
         try:
-            ends = False
-            for kind, payload, at_s in events:
-                at = batsim_now(at_s) if self._event_times else now
-                if kind == "SUBMITTED":
-                    scheduler.on_job_submitted(payload, at)
-                elif kind == "COMPLETED":
-                    scheduler.on_job_completed(payload.job.id, payload.state, at)
-                elif kind == "KILLED":
-                    scheduler.on_jobs_killed(tuple(payload), at)
-                elif kind == "CALL":
-                    scheduler.on_requested_call(at)
-                elif kind == "NOTIFY":
-                    scheduler.on_no_more_jobs(at)
-                elif kind == "BEGINS":
-                    scheduler.on_simulation_begins(self.platform, at)
-                else:
-                    ends = True
+            ends = any(kind is Event.SIMULATION_ENDS for kind, _, _ in events)
+            told = [(kind, payload) for kind, payload, _ in events if kind is not Event.SIMULATION_ENDS]
+            if self._event_times:  # each event at its own timestamp, as Batsim sends them
+                for kind, payload, at_s in events:
+                    if kind is not Event.SIMULATION_ENDS:
+                        driver.deliver([(kind, payload)], batsim_now(at_s))
+            elif told:
+                driver.deliver(told, now)
             if ends:
-                scheduler.on_simulation_ends(now)
+                driver.deliver([(Event.SIMULATION_ENDS, None)], now)
                 return now, []
-            timed = getattr(scheduler, "decide_timed", None)
-            if timed is not None:
-                return timed(now)
-            decisions = scheduler.decide(now)
+            if driver.decides_timed:
+                return driver.decide_timed(now)
+            decisions = driver.decide(now)
         finally:
-            self.scheduling_time_s += time.perf_counter() - t0
             if self._progress is not None:
                 self._progress(len(self.finished))
         return now, [(now, d) for decision in decisions for d in _messages(decision)]

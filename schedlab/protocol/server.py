@@ -10,7 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from schedlab.errors import InputError, ProtocolError, SchedlabError, SchedulerFailure, SimulationError
+from schedlab.errors import InputError, ProtocolError, SchedlabError, SimulationError
+from schedlab.host import Event, SchedulerDriver
 from schedlab.model import CallMeLater, Platform
 from schedlab.protocol.messages import (
     JobCompleted,
@@ -25,39 +26,28 @@ from schedlab.protocol.messages import (
     parse_message,
 )
 
+#: each typed Batsim event as the host event it tells the scheduler (None: nothing to tell)
+_AS_HOST_EVENT: dict[type, Callable[[Any], tuple[Event, Any] | None]] = {
+    SimulationBegins: lambda e: (Event.SIMULATION_BEGINS, e.platform),
+    JobSubmitted: lambda e: (Event.JOB_SUBMITTED, e.job),
+    JobCompleted: lambda e: (Event.JOB_COMPLETED, (e.job_id, e.state)),
+    JobsKilled: lambda e: (Event.JOBS_KILLED, e.job_ids),
+    RequestedCall: lambda e: (Event.REQUESTED_CALL, None),
+    Notify: lambda e: (Event.NO_MORE_JOBS, None) if e.kind == "no_more_static_job_to_submit" else None,
+    SimulationEnds: lambda e: (Event.SIMULATION_ENDS, None),
+}
+
 
 class DecisionServer:
-    """Feeds parsed Batsim events to a scheduler's hooks, returns `decide(now)` as the reply."""
+    """Feeds parsed Batsim events to a scheduler (host.SchedulerDriver: its failures said with the
+    event), returns `decide(now)` as the reply."""
 
     def __init__(self, scheduler: Any) -> None:
         self.scheduler = scheduler
+        self.driver = SchedulerDriver(scheduler, wrap_failures=True)
         self.platform: Platform | None = None
         self.finished = False
         self.nb_messages = 0
-        self._dispatch: dict[type, Callable[[Any, float], None]] = {
-            SimulationBegins: self._on_begins,
-            JobSubmitted: lambda e, now: self.scheduler.on_job_submitted(e.job, now),
-            JobCompleted: lambda e, now: self.scheduler.on_job_completed(e.job_id, e.state, now),
-            JobsKilled: lambda e, now: self.scheduler.on_jobs_killed(e.job_ids, now),
-            RequestedCall: lambda e, now: self.scheduler.on_requested_call(now),
-            Notify: self._on_notify,
-            SimulationEnds: self._on_ends,
-        }
-
-    def _on_begins(self, event: SimulationBegins, now: float) -> None:
-        self.platform = event.platform
-        prepare = getattr(self.scheduler, "prepare", None)
-        if prepare is not None:
-            prepare()
-        self.scheduler.on_simulation_begins(event.platform, now)
-
-    def _on_notify(self, event: Notify, now: float) -> None:
-        if event.kind == "no_more_static_job_to_submit":
-            self.scheduler.on_no_more_jobs(now)
-
-    def _on_ends(self, event: SimulationEnds, now: float) -> None:
-        self.finished = True
-        self.scheduler.on_simulation_ends(now)
 
     def handle(self, raw: bytes | str) -> bytes:
         message = parse_message(raw)
@@ -66,31 +56,18 @@ class DecisionServer:
         if self.platform is None and not any(isinstance(e, SimulationBegins) for e in message.events):
             raise ProtocolError("the first message must carry SIMULATION_BEGINS")
         for event in message.events:
-            handler = self._dispatch.get(type(event))
-            if handler is None:
+            convert = _AS_HOST_EVENT.get(type(event))
+            told = None if convert is None else convert(event)
+            if told is None:
                 continue
-            try:
-                handler(event, now)
-            except SchedlabError:
-                raise
-            except Exception as exc:
-                job = getattr(event, "job", None)
-                job_id = job.id if job is not None else getattr(event, "job_id", None)
-                about = f" for job '{job_id}'" if job_id else ""
-                kind = type(event).__name__
-                failure = SchedulerFailure(f"scheduler {getattr(self.scheduler, 'name', '?')!r} failed on "
-                                           f"{kind}{about} at t={now}: {type(exc).__name__}: {exc}")
-                failure.scheduler_module = type(self.scheduler).__module__
-                raise failure from exc
+            if told[0] is Event.SIMULATION_BEGINS:
+                self.platform = event.platform
+            elif told[0] is Event.SIMULATION_ENDS:
+                self.finished = True
+            self.driver.deliver([told], now)
         if self.finished or not message.events:
             return encode_reply(now, [])
-        try:
-            decisions = self.scheduler.decide(now)
-        except Exception as exc:
-            failure = SchedulerFailure(f"scheduler {getattr(self.scheduler, 'name', '?')!r} failed in decide at "
-                                       f"t={now}: {type(exc).__name__}: {exc}")
-            failure.scheduler_module = type(self.scheduler).__module__
-            raise failure from exc
+        decisions = self.driver.decide(now)
         for decision in decisions:
             if type(decision) is CallMeLater and not decision.at_s > now:
                 raise SimulationError(f"scheduler asked CALL_ME_LATER at {decision.at_s}, not after now={now}")

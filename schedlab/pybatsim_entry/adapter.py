@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from schedlab.host import Event, SchedulerDriver
 from schedlab.model import CallMeLater, Execute, JobState, Kill, Platform, Reject, SetMetadata
 from schedlab.protocol.jobs import job_from_json
 
@@ -46,32 +47,31 @@ def pybatsim_scheduler(scheduler_name: str, class_name: str) -> type:
         BatsimScheduler.__init__(self, options or {})
         opts = {k: v for k, v in (options or {}).items() if k not in ("export_prefix",)}
         self.scheduler = create_scheduler(scheduler_name, opts)
+        self.driver = SchedulerDriver(self.scheduler)
         self.dirty = False
 
+    def tell(self: Any, event: Event, payload: Any) -> None:
+        self.driver.deliver([(event, payload)], self.bs.time())
+        self.dirty = self.dirty or event is not Event.NO_MORE_JOBS
+
     def onSimulationBegins(self: Any) -> None:  # noqa: N802 (pybatsim's names)
-        self.scheduler.prepare()
         names = tuple(str(r["name"]) for _, r in sorted(self.bs.compute_resources.items()))
-        self.scheduler.on_simulation_begins(Platform(names, source="pybatsim"), self.bs.time())
-        self.dirty = True
+        self.tell(Event.SIMULATION_BEGINS, Platform(names, source="pybatsim"))  # prepared first
 
     def onJobSubmission(self: Any, job: Any) -> None:  # noqa: N802
-        self.scheduler.on_job_submitted(job_from_json(job.json_dict), self.bs.time())
-        self.dirty = True
+        self.tell(Event.JOB_SUBMITTED, job_from_json(job.json_dict))
 
     def onJobCompletion(self: Any, job: Any) -> None:  # noqa: N802
-        self.scheduler.on_job_completed(job.id, JobState(job.job_state.name), self.bs.time())
-        self.dirty = True
+        self.tell(Event.JOB_COMPLETED, (job.id, JobState(job.job_state.name)))
 
     def onJobsKilled(self: Any, jobs: Any) -> None:  # noqa: N802
-        self.scheduler.on_jobs_killed([j.id for j in jobs], self.bs.time())
-        self.dirty = True
+        self.tell(Event.JOBS_KILLED, [j.id for j in jobs])
 
     def onRequestedCall(self: Any) -> None:  # noqa: N802
-        self.scheduler.on_requested_call(self.bs.time())
-        self.dirty = True
+        self.tell(Event.REQUESTED_CALL, None)
 
     def onNoMoreJobsInWorkloads(self: Any) -> None:  # noqa: N802
-        self.scheduler.on_no_more_jobs(self.bs.time())
+        self.tell(Event.NO_MORE_JOBS, None)
 
     def onNoMoreEvents(self: Any) -> None:  # noqa: N802
         if not self.dirty:
@@ -79,13 +79,13 @@ def pybatsim_scheduler(scheduler_name: str, class_name: str) -> type:
         self.dirty = False
         bs = self.bs
         batch: dict[str, list[Any]] = {"execute": [], "reject": []}
-        for decision in self.scheduler.decide(bs.time()):
+        for decision in self.driver.decide(bs.time()):
             _APPLY[type(decision)](bs, decision, batch)
         if batch["reject"]:
             bs.reject_jobs(batch["reject"])
         if batch["execute"]:
             bs.execute_jobs(batch["execute"])
 
-    namespace = {name: fn for name, fn in locals().items() if callable(fn) and name[0] in "_o"}
+    namespace = {name: fn for name, fn in locals().items() if callable(fn) and name[0] in "_ot"}
     namespace["__init__"] = __init__
     return type(class_name, (BatsimScheduler,), namespace)

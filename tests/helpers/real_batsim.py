@@ -14,6 +14,7 @@ import pytest
 from procset import ProcSet
 
 from schedlab.protocol.client import free_loopback_port
+from tests.helpers.data import REPO
 
 
 def find_tool(name: str) -> str:
@@ -71,4 +72,4 @@ def pybatsim_entry(name: str) -> tuple[Path, Path]:
     pybatsim = Path(sys.executable).parent / "pybatsim"
     if not pybatsim.exists():
         pytest.skip("pybatsim is not installed in this environment (bash scripts/install-pybatsim.sh)")
-    return pybatsim, Path(__file__).resolve().parent.parent / "schedlab" / "pybatsim_entry" / name
+    return pybatsim, REPO / "schedlab" / "pybatsim_entry" / name

@@ -1,0 +1,94 @@
+"""The job ledger both engines keep: each job's record (one row of jobs.csv), the rows' order, the
+busy resources, and the checks Batsim aborts on when a decision names a job or resources wrongly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from procset import ProcSet
+
+from schedlab.errors import SimulationError
+from schedlab.model import Job, JobState, Platform
+from schedlab.resources import ResourceMask
+from schedlab.workload import Workload
+
+
+@dataclass(slots=True)
+class JobRecord:
+    """What happened to one job (one row of jobs.csv)."""
+
+    job: Job
+    state: JobState = JobState.NOT_SUBMITTED
+    start_s: float | None = None
+    finish_s: float | None = None
+    alloc: ProcSet | None = None
+    metadata: str = ""
+    final_on_completion: JobState = JobState.COMPLETED_SUCCESSFULLY
+
+
+class JobLedger:
+    """`records` (by job id), `finished` (job ids in the order their rows are written: completion or
+    rejection) and the resources in use."""
+
+    def __init__(self, platform: Platform, workload: Workload) -> None:
+        self.platform = platform
+        self.records: dict[str, JobRecord] = {job.id: JobRecord(job) for job in workload.jobs}
+        self.finished: list[str] = []
+        self.resources = ResourceMask(platform.nb_resources)
+
+    def record(self, job_id: str, what: str, now: float) -> JobRecord:
+        """The record of a job a decision names (`what`: Batsim's name of the decision)."""
+        record = self.records.get(job_id)
+        if record is None:
+            raise SimulationError(f"{what} for unknown job '{job_id}' at t={now!r}")
+        return record
+
+    def submitted(self, job_id: str, what: str, now: float) -> JobRecord:
+        """The record of a submitted job not yet decided, which `what` decides."""
+        record = self.record(job_id, what, now)
+        if record.state is not JobState.SUBMITTED:
+            raise SimulationError(f"{what} for job '{job_id}' at t={now!r}, but it is "
+                                  f"{record.state.value} (each job is decided exactly once, after its "
+                                  "submission)")
+        return record
+
+    def start(self, record: JobRecord, alloc: ProcSet, now: float) -> None:
+        """The job starts now on `alloc` (taken), or what Batsim would abort on is raised."""
+        job = record.job
+        size = len(alloc)
+        if size != job.res:
+            raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' has "
+                                  f"{size} resources, the job requests {job.res}")
+        nb_resources = self.platform.nb_resources
+        if alloc.min < 0 or alloc.max >= nb_resources:
+            raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' is "
+                                  f"outside resources 0-{nb_resources - 1}")
+        overlap = self.resources.take_if_free(alloc, size)
+        if overlap is not None:
+            raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: resources '{overlap}' "
+                                  "are already in use (compute sharing is disabled)")
+        record.state, record.start_s, record.alloc = JobState.RUNNING, now, alloc
+
+    def release(self, record: JobRecord) -> None:
+        """The job's resources are free again."""
+        self.resources.release(record.alloc, record.job.res)  # type: ignore[arg-type]  # started: has one
+
+    def add_row(self, record: JobRecord) -> None:
+        self.finished.append(record.job.id)
+
+    def finish(self, record: JobRecord, state: JobState, now: float) -> None:
+        """The job ended now in `state`: resources released, its row written."""
+        record.state = state
+        record.finish_s = now
+        self.release(record)
+        self.add_row(record)
+
+    def reject(self, record: JobRecord, reason: str = "") -> None:
+        record.state = JobState.REJECTED
+        if reason and not record.metadata:
+            record.metadata = reason
+        self.add_row(record)
+
+    def undecided(self) -> list[str]:
+        """Jobs submitted and never executed nor rejected (Batsim never ends with such)."""
+        return [r.job.id for r in self.records.values() if r.state is JobState.SUBMITTED]
