@@ -12,6 +12,7 @@ other pipeline (per-user means, scaling, forests, boosting, networks) is left to
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,7 @@ class CompiledPipeline:
         self._positions = [columns.index(name) for name in order]
         self._predict_all = _all_trees(trees)
 
-    def _row(self, values: list[Any]) -> list[float]:
+    def _row(self, values: Sequence[Any]) -> list[float]:
         out = []
         for position, median in zip(self._positions, self.medians, strict=True):
             name, value = self.columns[position], values[position]

@@ -89,7 +89,7 @@ def job_values(job: Job, columns: Iterable[str]) -> list[Any]:
     for column in columns:
         names, scale = SOURCES[column]
         categorical = column in CATEGORICAL
-        value = None
+        value: Any = None
         for name in names:
             if name == "res":
                 value = job.res

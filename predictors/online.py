@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 try:
     from numba import njit
 except ImportError:  # pragma: no cover - numba missing: the same code, interpreted
-    def njit(*_args, **_kwargs):
+    def njit(*_args, **_kwargs):  # type: ignore[no-redef]
         return lambda function: function
 
 from schedlab.predictors.history import HISTORY_COLUMNS

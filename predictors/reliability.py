@@ -141,7 +141,8 @@ class ReliabilityModel(RegressorMixin, BaseEstimator):
         else:
             from schedlab.predictors.xgb import XGBoostJSON
 
-            study = {"n_estimators": 100, "max_depth": 3, "learning_rate": 0.1, "max_bin": 64, "reg_lambda": 0.0}
+            study: dict[str, Any] = {"n_estimators": 100, "max_depth": 3, "learning_rate": 0.1, "max_bin": 64,
+                                     "reg_lambda": 0.0}
             self.model_ = XGBoostJSON(seed=self.seed, subsample=self.subsample,
                                       **(study if self.kind == "gbt-hist" else {}))
         self.model_.fit(x, target)

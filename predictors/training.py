@@ -100,6 +100,7 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
     predictor.fit(table.iloc[train_idx].reset_index(drop=True), runtimes[train_idx])
     fit_s = time.perf_counter() - began
     submits = np.array([job.submit_time_s for job in jobs])
+    completed_before = ((conversion or {}).get("options") or {}).get("completed_before")
     card: dict[str, Any] = {
         "features": {"set": features, "description": get_feature_set(features).doc, "used": predictor.columns_,
                      "dropped_not_in_data": predictor.dropped_},
@@ -110,9 +111,7 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
                           "last_end_s": float(np.max(submits[train_idx] + runtimes[train_idx])),
                           "conversion": {key: (conversion or {})[key] for key in ("source", "ids", "submit_shift_s")
                                          if key in (conversion or {})}
-                          | ({"completed_before": conversion["options"]["completed_before"]}
-                             if ((conversion or {}).get("options") or {}).get("completed_before") is not None
-                             else {})},
+                          | ({"completed_before": completed_before} if completed_before is not None else {})},
         "split": {"kind": split, "test_share": test_share if split != "none" else 0.0, "seed": seed,
                   "nb_test_jobs": len(test_idx),
                   # time split: earlier jobs still running at the first test submission, in neither set

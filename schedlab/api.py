@@ -65,7 +65,7 @@ class Result:
         an earlier complete run (never replaced by an incomplete one)."""
         from schedlab.engine.run import write_run
 
-        info = {key: self.summary[key] for key in ("scheduler", "options", "platform", "workload",
+        info: dict[str, Any] = {key: self.summary[key] for key in ("scheduler", "options", "platform", "workload",
                                                    "scheduler_report") if key in self.summary}
         return write_run(self.engine, out_dir, run_info=info,
                          simulation_time_s=self.summary["timing"]["simulation_time_s"], error=self.error)[1]

@@ -185,29 +185,30 @@ def invariant_failure(engine: Engine, *, tolerance_s: float = 1e-6,
             if may_reject is not None and not may_reject(job):
                 return f"job {job.id} (res {job.res}, walltime {job.walltime_s}) was rejected though it can run"
             continue
-        if record.start_s is None:
+        if record.start_s is None or record.finish_s is None:
             continue
-        if record.start_s < job.submit_time_s - tolerance_s:
-            return f"job {job.id} started at {record.start_s} before its submission at {job.submit_time_s}"
+        start_s, finish_s = record.start_s, record.finish_s
+        if start_s < job.submit_time_s - tolerance_s:
+            return f"job {job.id} started at {start_s} before its submission at {job.submit_time_s}"
         if record.alloc is not None and (len(record.alloc) != job.res or record.alloc.min < 0
                                          or record.alloc.max >= nb_res):
             return f"job {job.id} requested {job.res} resources and got {record.alloc} on {nb_res}"
-        runtime = record.finish_s - record.start_s
-        delay_s = engine.workload.profiles[job.profile].delay_s
+        runtime = finish_s - start_s
+        delay_s = engine.workload.profiles[job.profile].replay_delay_s
         walltime_s = math.inf if job.walltime_s is None else job.walltime_s
         expected = min(delay_s, walltime_s)
         if record.state is not JobState.COMPLETED_KILLED:
-            if abs(record.finish_s - (record.start_s + expected)) > tolerance_s:  # the engine adds, as Batsim
+            if abs(finish_s - (start_s + expected)) > tolerance_s:  # the engine adds, as Batsim
                 return (f"job {job.id} ran {runtime} s, not {expected} s (its profile's {delay_s} s, killed at its "
                         f"walltime {job.walltime_s} s)")
             state = JobState.COMPLETED_WALLTIME_REACHED if delay_s >= walltime_s else JobState.COMPLETED_SUCCESSFULLY
             if record.state is not state:
                 return f"job {job.id} ended {record.state.value}, not {state.value}"
-        if record.finish_s > record.start_s + walltime_s + tolerance_s:
+        if finish_s > start_s + walltime_s + tolerance_s:
             return f"job {job.id} ran {runtime} s, past its walltime {job.walltime_s} s (Batsim kills it there)"
         if record.alloc is not None and runtime > 0:
             for resource in record.alloc:
-                events.append((resource, record.start_s, record.finish_s, job.id))
+                events.append((resource, start_s, finish_s, job.id))
     events.sort()
     for (res_a, _, end_a, job_a), (res_b, start_b, _, job_b) in itertools.pairwise(events):
         if res_a == res_b and start_b < end_a - tolerance_s:
@@ -279,7 +280,7 @@ def changed_runtimes(workload: Workload, engine: Engine, cut_s: float, seed: int
         record = engine.records[job.id]
         if record.finish_s is None or record.finish_s <= cut_s:
             continue
-        runtime_s = workload.profiles[job.profile].delay_s
+        runtime_s = workload.profiles[job.profile].replay_delay_s
         if rng.random() < 0.5:
             runtime_s = runtime_s * float(rng.uniform(1.2, 3.0)) + 1.0
         else:

@@ -39,13 +39,14 @@ def compute_metrics(outcomes: Sequence[Outcome], nb_resources: int | None,
     jobs instead). Slowdown is Batsim's unbounded turnaround / execution time.
     """
     states = Counter(o.state for o in outcomes)
-    ran = [o for o in outcomes if o.start_s is not None and o.finish_s is not None]
-    waits = [o.start_s - o.submit_s for o in ran]
-    turnarounds = [o.finish_s - o.submit_s for o in ran]
-    executions = [o.finish_s - o.start_s for o in ran]
+    spans = [(o, o.start_s, o.finish_s) for o in outcomes if o.start_s is not None and o.finish_s is not None]
+    ran = [o for o, _, _ in spans]
+    waits = [start - o.submit_s for o, start, _ in spans]
+    turnarounds = [finish - o.submit_s for o, _, finish in spans]
+    executions = [finish - start for _, start, finish in spans]
     slowdowns = [t / e for t, e in zip(turnarounds, executions, strict=True) if e > 0]
     bounded = [max(t / max(e, BSLD_TAU_S), 1.0) for t, e in zip(turnarounds, executions, strict=True)]
-    makespan = max((o.finish_s for o in ran), default=0.0)
+    makespan = max((finish for _, _, finish in spans), default=0.0)
     first_submit = min((o.submit_s for o in outcomes), default=0.0)
     area = sum(e * o.res for e, o in zip(executions, ran, strict=True))
     span = makespan - first_submit

@@ -64,6 +64,13 @@ class Profile:
     return_code: int = 0
 
     @property
+    def replay_delay_s(self) -> float:
+        """The duration the engines replay: a delay profile's (they refuse the others up front)."""
+        if self.delay_s is None:
+            raise ValueError(f"profile {self.name!r} ({self.type}) has no delay the engines can replay")
+        return self.delay_s
+
+    @property
     def state_in_time(self) -> JobState:
         """The state of a job of this profile that ends before its walltime (Batsim's rule)."""
         return JobState.COMPLETED_SUCCESSFULLY if self.return_code == 0 else JobState.COMPLETED_FAILED

@@ -56,7 +56,7 @@ def job_row(record: JobRecord) -> str:
     head = f"{job.name},{job.workload},{job.profile},{submit:f},{job.res},{requested:f},"
     if record.state is JobState.REJECTED:
         return head + "0,REJECTED,,,,,,,,," + _metadata(record.metadata)
-    start, finish = record.start_s, record.finish_s
+    start, finish = record.span_s()
     runtime = finish - start
     turnaround = finish - submit
     stretch = turnaround / runtime if runtime > 0 else math.inf
@@ -74,12 +74,13 @@ def schedule_row(records: list[JobRecord], nb_resources: int, scheduling_time_s:
                  simulation_time_s: float, version: str) -> dict[str, str]:
     """Batsim's schedule.csv values (its means divide by all jobs, rejected ones included)."""
     ran = [r for r in records if r.state is not JobState.REJECTED]
-    waits = [r.start_s - r.job.submit_time_s for r in ran]
-    turnarounds = [r.finish_s - r.job.submit_time_s for r in ran]
-    slowdowns = [t / (r.finish_s - r.start_s) if r.finish_s > r.start_s else math.inf
-                 for t, r in zip(turnarounds, ran, strict=True)]
-    computing = math.fsum((r.finish_s - r.start_s) * r.job.res for r in ran)
-    makespan = max((r.finish_s for r in ran), default=0.0)
+    spans = [r.span_s() for r in ran]
+    waits = [start - r.job.submit_time_s for r, (start, _) in zip(ran, spans, strict=True)]
+    turnarounds = [finish - r.job.submit_time_s for r, (_, finish) in zip(ran, spans, strict=True)]
+    slowdowns = [t / (finish - start) if finish > start else math.inf
+                 for t, (start, finish) in zip(turnarounds, spans, strict=True)]
+    computing = math.fsum((finish - start) * r.job.res for r, (start, finish) in zip(ran, spans, strict=True))
+    makespan = max((finish for _, finish in spans), default=0.0)
     nb_jobs = len(records)
     success = sum(r.state is JobState.COMPLETED_SUCCESSFULLY for r in ran)
 

@@ -81,8 +81,8 @@ def parse_platform_xml(text: str, path: str = "<string>", *,
             if radical is None:
                 raise InputError(f"{element.tag} {element.get('id')!r} has no radical", path=path,
                                  line=_line_of(text, f'id="{element.get("id")}"'), field="radical")
-            line = _line_of(text, f'radical="{radical}"')
-            names = [f"{prefix}{n}{suffix}" for n in _expand_radical(radical, path, line)]
+            names = [f"{prefix}{n}{suffix}"
+                     for n in _expand_radical(radical, path, _line_of(text, f'radical="{radical}"'))]
             roles = host_roles(element)
         else:
             continue

@@ -153,7 +153,9 @@ def check_workload_file(path: str | Path) -> tuple[Workload, list[str], list[str
     workload = parse_workload(text, str(path))
     require_batsim_fields(workload, text)
     warnings = []
-    too_large = [job for job in workload.jobs if job.res > workload.nb_res]
+    nb_res = workload.nb_res
+    assert nb_res is not None  # require_batsim_fields: a workload file has one
+    too_large = [job for job in workload.jobs if job.res > nb_res]
     if too_large:
         job = too_large[0]
         line = _line_of_named_job(text, job.name)

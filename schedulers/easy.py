@@ -23,6 +23,9 @@ from schedlab.schedulers.easy_machines import MachineReservation
 from schedlab.schedulers.queue import Entry, QueueScheduler
 from schedlab.schedulers.queue_index import Budget, CandidateIndex
 
+#: the orders backfilling candidates are tried in
+BackfillOrder = Literal["queue", "sjbf", "svf"]
+
 
 @register("easy")
 class EasyBackfilling(QueueScheduler):
@@ -38,6 +41,7 @@ class EasyBackfilling(QueueScheduler):
     #: for every end before the kill time (the same schedule, more wake-ups; tests compare the two)
     calls_for_plan_only = True
     _WITH_MACHINES: ClassVar[dict[type, type]] = {}
+    _queue: Any  # the waiting entries, sorted: a list, or a SortedList when the candidate index serves
 
     def __new__(cls, *args: Any, **kwargs: Any) -> EasyBackfilling:
         """`reservation="machines"` gives an instance of the class with the machines strategy first
@@ -60,7 +64,7 @@ class EasyBackfilling(QueueScheduler):
     option_acts_only = {"rjms_delay_s": (("reservation",), lambda o: o["reservation"] == "machines",
                                          "with reservation=machines")}
 
-    def __init__(self, *, queue_order: str = "fcfs", backfill_order: Literal["queue", "sjbf", "svf"] = "queue",
+    def __init__(self, *, queue_order: str = "fcfs", backfill_order: BackfillOrder = "queue",
                  reservation: Literal["count", "machines"] = "count", rjms_delay_s: float = 5.0) -> None:
         super().__init__(queue_order=queue_order)
         if reservation == "machines" and (backfill_order != "queue" or self._policy.dynamic):
@@ -99,7 +103,7 @@ class EasyBackfilling(QueueScheduler):
             raise RuntimeError("use_index is chosen before any job is queued")
         if wanted and self._index_serves():
             self._index = CandidateIndex((lambda e: e[:3]) if self.backfill_order == "queue" else self._backfill_key)
-            self._queue = SortedList()  # type: ignore[assignment]  # O(log n) removals anywhere in a long queue
+            self._queue = SortedList()  # O(log n) removals anywhere in a long queue
         else:
             self._index, self._queue = None, []
 
@@ -195,6 +199,7 @@ class EasyBackfilling(QueueScheduler):
         else:
             # Nothing was freed since the last pass: the jobs tried then still cannot start, so
             # only new arrivals are candidates (batsched's rule too). The head is unchanged.
+            assert cached is not None  # a pass is full without a reservation
             head_id, shadow_s, extra = cached
             if self._resources.nb_free == 0:
                 return [], False
@@ -211,7 +216,7 @@ class EasyBackfilling(QueueScheduler):
         self._reservation = (queue[0].job.id, shadow_s, budget.extra)
         return [entry.job for entry in started], full_pass
 
-    def _backfill_key(self, entry: tuple[Any, ...]) -> tuple[Any, ...]:
+    def _backfill_key(self, entry: Entry) -> tuple[Any, ...]:
         """Candidates' order for `backfill_order` sjbf (estimate) or svf (estimate x size), ties
         in submission order."""
         if self.backfill_order == "sjbf":

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from sortedcontainers import SortedList
 
 from schedlab.model import Decision, Job, JobState, Reject
-from schedlab.resources import procset_from_sorted
+from schedlab.resources import ResourceMask, procset_from_sorted
 
 if TYPE_CHECKING:
     from schedlab.schedulers.queue import Entry
@@ -81,6 +81,7 @@ class MachineReservation:
     that option is given). Machine sets are sorted interval lists, so a decision costs O(runs of
     machines), not O(machines) (marconi100 has 15,680)."""
 
+    # what it uses of the EASY it is put before (queue.QueueScheduler's state and its _start)
     rjms_delay_s: float
     head_reservations_s: dict[str, float]
     nb_resources: int
@@ -88,6 +89,9 @@ class MachineReservation:
     _new: list[Entry]
     _pending: list[Decision]
     _completed: bool
+    _resources: ResourceMask
+    _seq: int
+    _start: Callable[..., None]
 
     def _init_reservation(self) -> None:
         # running jobs: (estimated end, seq, machines, their count), by job id and ascending by (end, seq)

@@ -87,7 +87,9 @@ class GroupHeads:
         if not self._count:
             return None
         if self._scored_at != now:
-            scores = self._policy.vector(self._submit, self._estimate, self._res, now)
+            vector = self._policy.vector
+            assert vector is not None  # groups serve only policies with an array form (fcfs.py)
+            scores = vector(self._submit, self._estimate, self._res, now)
             self._scores = np.where(self._valid, scores, np.inf)
             self._scored_at = now
         scores = self._scores

@@ -252,7 +252,8 @@ class Hybrid(PlanBased):
         if not (self._released or self._new):
             return
         share, profile = self.share, self.plan_profile(now)
-        planned, candidates = [], []  # step 1's jobs; step 2's, in queue order
+        planned: list[Entry] = []  # step 1's jobs
+        candidates: list[Entry] = []  # step 2's, in queue order
         predictable = self.predictable
         for entry in self._queue:
             (planned if entry.res <= share and predictable[entry.job.id] else candidates).append(entry)
@@ -291,7 +292,8 @@ class Hybrid(PlanBased):
         if kept is not None and candidates[0].job.id != kept[0]:
             # a smaller share sent earlier predictable jobs here, ahead of the kept head: the head
             # goes first, they follow in queue order (EASY: the protected job is served first)
-            candidates.sort(key=lambda e: e.job.id != kept[0])  # stable: the others keep their order
+            kept_id = kept[0]
+            candidates.sort(key=lambda e: e.job.id != kept_id)  # stable: the others keep their order
         rest_from = len(candidates)
         for index, entry in enumerate(candidates):
             job = entry.job

@@ -100,7 +100,7 @@ class Scheduler:
         return []
 
 
-def keyword_options(cls: type) -> dict[str, inspect.Parameter]:
+def keyword_options(cls: Any) -> dict[str, inspect.Parameter]:
     """A scheduler class's options: the keyword-only parameters of its `__init__`."""
     return {key: p for key, p in inspect.signature(cls.__init__).parameters.items()
             if p.kind is inspect.Parameter.KEYWORD_ONLY}
@@ -109,7 +109,7 @@ def keyword_options(cls: type) -> dict[str, inspect.Parameter]:
 _LITERALS: dict[type, dict[str, tuple[Any, ...]]] = {}
 
 
-def _literal_options(cls: type) -> dict[str, tuple[Any, ...]]:
+def _literal_options(cls: Any) -> dict[str, tuple[Any, ...]]:
     """{option: its choices} for the options `cls.__init__` annotates with a Literal (cached per class;
     annotations that cannot be resolved check nothing)."""
     if cls not in _LITERALS:

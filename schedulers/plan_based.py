@@ -17,7 +17,7 @@ from typing import Any
 
 from schedlab.model import Decision
 from schedlab.schedulers.base import register
-from schedlab.schedulers.easy import EasyBackfilling
+from schedlab.schedulers.easy import BackfillOrder, EasyBackfilling
 from schedlab.schedulers.profile import AvailabilityProfile
 from schedlab.schedulers.queue import Entry, QueueScheduler
 from schedlab.schedulers.runtimes import RuntimeEstimates, RuntimeOptions, with_runtime_options
@@ -109,7 +109,7 @@ class OnlineSVF(_OrderedPlan):
 class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
     """EASY (FCFS queue, count-based reservation) planned with the `runtime` option."""
 
-    backfill: str = "queue"
+    backfill: BackfillOrder = "queue"
 
     @with_runtime_options
     def __init__(self, **runtime: Any) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from schedlab.model import Decision, Job, JobState, Platform
 from schedlab.predictors.corrections import CORRECTIONS, LEAD_S, TOLERANCE_S, Limit, settle
-from schedlab.schedulers.easy import EasyBackfilling
+from schedlab.schedulers.easy import BackfillOrder, EasyBackfilling
 from schedlab.schedulers.queue import Running
 
 
@@ -36,7 +36,7 @@ class PredictedEasy(EasyBackfilling):
     #: whether the predictor learns from each job that ends (`learn_request`: user-last2)
     online = False
 
-    def __init__(self, *, queue_order: str = "fcfs", backfill_order: str = "queue", margin_min: float = 0.0,
+    def __init__(self, *, queue_order: Any = "fcfs", backfill_order: BackfillOrder = "queue", margin_min: float = 0.0,
                  correction: str = "none") -> None:
         super().__init__(queue_order=queue_order, backfill_order=backfill_order)
         if correction not in CORRECTIONS:

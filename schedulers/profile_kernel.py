@@ -7,13 +7,14 @@ the schedulers that plan."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
 
 
 @njit(cache=True)
-def _split(times: np.ndarray, free: np.ndarray, share: np.ndarray, n: int, time_s: float) -> tuple[int, int]:
+def _split(times: np.ndarray, free: np.ndarray, share: np.ndarray, n: int, time_s: float) -> tuple[Any, int]:
     """Index of the step starting at `time_s`, inserted if needed; and the new step count."""
     i = np.searchsorted(times[:n], time_s, side="right") - 1
     if times[i] == time_s:

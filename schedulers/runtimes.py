@@ -27,7 +27,7 @@ import inspect
 import math
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -134,9 +134,10 @@ def with_runtime_options(init: Callable[..., None]) -> Callable[..., None]:
 class RuntimeEstimates:
     """Mixin for QueueScheduler subclasses: `estimate_s(job)` from the `runtime` option."""
 
-    option_choices = {"runtime": RUNTIME_CHOICES, "oracle": "WORKLOAD.json | @workload (campaigns)",
-                      "predictor": "online-nag | user-last | user-last2 | model:PATH"}
-    option_help = {
+    option_choices: ClassVar[dict[str, str]] = {
+        "runtime": RUNTIME_CHOICES, "oracle": "WORKLOAD.json | @workload (campaigns)",
+        "predictor": "online-nag | user-last | user-last2 | model:PATH"}
+    option_help: ClassVar[dict[str, str]] = {
         "runtime": "the run time jobs are planned with: predicted online (the non-clairvoyant case), exact or "
                    "perturbed by a factor of accuracy A from oracle=, or the request",
         "oracle": "the workload whose run times runtime=exact and perturbed:A are given (campaigns: @workload, "

@@ -199,8 +199,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
         drop(run > options.max_runtime_s, f"run time > {options.max_runtime_s:g} s")
     unknown_wait = np.zeros(n, dtype=bool)
     if options.completed_before is not None:  # a history: what a site knew at that instant
-        end, unknown_wait = trace.end_s(run)
-        drop(~(end < options.completed_before), f"not completed before {options.completed_before:g} s")
+        ends, unknown_wait = trace.end_s(run)
+        drop(~(ends < options.completed_before), f"not completed before {options.completed_before:g} s")
     if options.max_user_share is not None and "user" in trace.extras and alive.any():
         users = np.array([str(int(u)) if isinstance(u, float | np.floating) and float(u).is_integer() else str(u)
                           for u in np.asarray(trace.extras["user"]).tolist()])

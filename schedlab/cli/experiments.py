@@ -92,7 +92,7 @@ def identity_of(spec: Any, base: Path) -> str:
 
     from schedlab.paths import canonical_hash
 
-    if is_dataclass(spec):
+    if is_dataclass(spec) and not isinstance(spec, type):
         content = asdict(spec)
         content.pop("path", None)
         for scheduler in content.get("schedulers", ()):

@@ -51,8 +51,9 @@ def _describe(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             helps = {choice.dest: choice.help for choice in action._choices_actions}
             for name, sub in action.choices.items():
-                if not sub.description and helps.get(name):
-                    sub.description = helps[name][0].upper() + helps[name][1:] + "."
+                said = helps.get(name)
+                if not sub.description and said:
+                    sub.description = said[0].upper() + said[1:] + "."
                 _describe(sub)
 
 

@@ -87,6 +87,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.timing == "batsim":
         from schedlab.engine.batsim_network import message_routes
 
+        assert platform_path is not None  # a number of resources was refused with --timing batsim
         message_routes(platform_path)  # refuses what it does not model, before any work
     workload = load_workload(args.workload)
     require_batsim_fields(workload)
@@ -96,9 +97,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.external:
         from schedlab.protocol.client import ExternalDecisionProcess
 
-        spec.start_scheduler = lambda staging: ExternalDecisionProcess(  # started once the directory exists:
-            args.external, workload=workload, timeout_s=args.timeout,  # one that cannot start leaves an
-            record_path=args.record, log_path=str(staging / "external.log"))  # earlier run's files alone
+        def start(staging: Path | None) -> Any:
+            """Started once the results directory exists: one that cannot start leaves an earlier
+            run's files alone."""
+            assert staging is not None  # simulate always writes a results directory
+            return ExternalDecisionProcess(args.external, workload=workload, timeout_s=args.timeout,
+                                          record_path=args.record, log_path=str(staging / "external.log"))
+
+        spec.start_scheduler = start
     else:
         from schedlab.schedulers.base import create_scheduler
 
@@ -117,6 +123,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except BaseException:
         remove_if_empty(made)  # made by the check above: nothing of ours stays behind
         raise
+    assert prepared.directory is not None  # -o is required
     scheduler, out = prepared.scheduler, prepared.directory.out
     bar, update = progress_bar(len(workload.jobs), not args.quiet, name)
     spec.run_info = spec.describe(scheduler, cli_options=options) | {
@@ -141,7 +148,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if isinstance(result.exception, KeyboardInterrupt):
         print(f"schedlab: interrupted{kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    if result.is_bug:
+    if result.is_bug and result.exception is not None:
         return report_bug(result.exception, kept, culprit=None if is_ours(scheduler) else repr(args.scheduler))
     if result.error is not None:
         print(f"schedlab: error: {result.error}{kept}", file=sys.stderr)

@@ -23,6 +23,9 @@ from schedlab.host import Event, SchedulerDriver
 from schedlab.model import CallMeLater, Decision, Deferred, Execute, Job, JobState, Kill, Platform, Reject, SetMetadata
 from schedlab.workload import Workload
 
+#: an actor's body: yields requests to the kernel (sleep, spawn, send, receive) and gets their results
+Process = Generator[Any, Any, None]
+
 MIN_RUNTIME_S = 1e-5  # Batsim's runtime for a job that ran 0 s, and a waiter's least sleep
 
 
@@ -89,7 +92,7 @@ class BatsimTimedEngine:
         self._ended = True
 
     # ------------------------------------------------------------------ actors
-    def _submitter(self) -> Generator:
+    def _submitter(self) -> Process:
         kernel = self._kernel
         yield from put(("HELLO", None))
         clock = kernel.now
@@ -106,10 +109,10 @@ class BatsimTimedEngine:
             yield from put(("SUBMITTED", group))
         yield from put(("BYE", None))
 
-    def _executor(self, record: JobRecord) -> Generator:
+    def _executor(self, record: JobRecord) -> Process:
         job = record.job
         profile = self.workload.profiles[job.profile]
-        delay = profile.delay_s
+        delay = profile.replay_delay_s
         if job.walltime_s is None or delay < job.walltime_s:
             yield from sleep_for(delay)
             state = profile.state_in_time
@@ -127,14 +130,14 @@ class BatsimTimedEngine:
         now = self._kernel.now
         record.finish_s = now if now > record.start_s else record.start_s + MIN_RUNTIME_S  # type: ignore[operator]
 
-    def _waiter(self, at_s: float) -> Generator:
+    def _waiter(self, at_s: float) -> Process:
         kernel = self._kernel
         if kernel.now < at_s:
             yield from sleep_for(max(at_s - kernel.now, MIN_RUNTIME_S))
         if not (self._end_sent or self._end_acked):
             yield from put(("WAITED", None))
 
-    def _killer(self, job_ids: list[str]) -> Generator:
+    def _killer(self, job_ids: list[str]) -> Process:
         for job_id in job_ids:
             record = self.records[job_id]
             if record.state is JobState.RUNNING and record.finish_s is None:
@@ -142,7 +145,7 @@ class BatsimTimedEngine:
                 self._ended_now(record, JobState.COMPLETED_KILLED)
         yield from put(("KILLED", job_ids))
 
-    def _request_reply(self, events: list[tuple[str, Any, float]], clock: float) -> Generator:
+    def _request_reply(self, events: list[tuple[Event, Any, float]], clock: float) -> Process:
         kernel = self._kernel
         reply_now, timed = self._exchange(events, batsim_now(clock))
         for at_s, decision in timed:
@@ -153,7 +156,7 @@ class BatsimTimedEngine:
             yield from sleep_for(reply_now - kernel.now)
         yield from put(("READY", None))
 
-    def _server(self) -> Generator:
+    def _server(self) -> Process:
         kernel = self._kernel
         self._events.append((Event.SIMULATION_BEGINS, self.platform, 0.0))
         yield from self._send_events()
@@ -169,7 +172,7 @@ class BatsimTimedEngine:
                     self._end_sent = True
                     yield from self._send_events()
 
-    def _send_events(self) -> Generator:
+    def _send_events(self) -> Process:
         events, self._events = self._events, []
         self._ready = False
         yield ("spawn", "Scheduler REQ-REP", self.routes.master, self._request_reply(events, self._kernel.now))
@@ -181,15 +184,15 @@ class BatsimTimedEngine:
                 and self._nb_waiters == 0 and self._nb_killers == 0)
 
     # ------------------------------------------------------------------ the server's handlers
-    def _on_hello(self, _: Any) -> Generator:
+    def _on_hello(self, _: Any) -> Process:
         yield from ()
 
-    def _on_bye(self, _: Any) -> Generator:
+    def _on_bye(self, _: Any) -> Process:
         self._submitted_all = True
         self._events.append((Event.NO_MORE_JOBS, None, self._kernel.now))
         yield from ()
 
-    def _on_submitted(self, jobs: list[Job]) -> Generator:
+    def _on_submitted(self, jobs: list[Job]) -> Process:
         for job in jobs:
             self.records[job.id].state = JobState.SUBMITTED
             self._nb_submitted += 1
@@ -200,7 +203,7 @@ class BatsimTimedEngine:
         self.ledger.add_row(record)
         self._nb_rows += 1
 
-    def _on_completed(self, record: JobRecord) -> Generator:
+    def _on_completed(self, record: JobRecord) -> Process:
         record.state = record.final_on_completion
         self._nb_running -= 1
         self._row(record)
@@ -208,7 +211,7 @@ class BatsimTimedEngine:
         self._events.append((Event.JOB_COMPLETED, (record.job.id, record.state), self._kernel.now))
         yield from ()
 
-    def _on_killed(self, job_ids: list[str]) -> Generator:
+    def _on_killed(self, job_ids: list[str]) -> Process:
         for job_id in job_ids:
             if job_id in self._deleted:  # it ended by itself and its end was sent meanwhile
                 raise SimulationError(f"KILLING_DONE for job '{job_id}' at t={self._kernel.now!r}, which Batsim "
@@ -224,61 +227,73 @@ class BatsimTimedEngine:
         self._nb_killers -= 1
         yield from ()
 
-    def _on_waited(self, _: Any) -> Generator:
+    def _on_waited(self, _: Any) -> Process:
         self._events.append((Event.REQUESTED_CALL, None, self._kernel.now))
         self._nb_waiters -= 1
         yield from ()
 
-    def _on_ready(self, _: Any) -> Generator:
+    def _on_ready(self, _: Any) -> Process:
         self._ready = True
         if self._end_sent:
             self._end_acked = True
         yield from ()
 
-    def _on_decision(self, decision: Decision) -> Generator:
-        now = self._kernel.now
+    def _on_decision(self, decision: Decision) -> Process:
         self.nb_decisions += 1
-        kind = type(decision)
-        if kind is Execute:
-            record = self.ledger.submitted(decision.job_id, "EXECUTE_JOB", now)
-            self.ledger.start(record, decision.alloc, now)
-            self._nb_running += 1
-            route = self.routes.resources[decision.alloc.min]  # the job runs from its first host
-            self._executors[record.job.id] = yield ("spawn", f"job_{record.job.id}", route, self._executor(record))
-        elif kind is Reject:
-            record = self.ledger.submitted(decision.job_id, "REJECT_JOB", now)
-            record.state = JobState.REJECTED
-            self._row(record)
-            self._to_delete.append(record.job.id)
-        elif kind is Kill:
-            asked = []
-            for job_id in decision.job_ids:  # server_on_kill_jobs' checks, in its order
-                record = self.ledger.record(job_id, "KILL_JOB", now)
-                if job_id in self._deleted:
-                    raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, whose end Batsim has already "
-                                          "sent and forgotten (Batsim 4.2.1 aborts: 'it does not exist')")
-                if job_id in self._kill_asked:
-                    continue  # a repeated kill is ignored
-                if record.state is not JobState.RUNNING and not record.state.is_complete:
-                    raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, which is {record.state.value}: "
-                                          "not being executed nor completed (Batsim 4.2.1 aborts on this)")
-                self._kill_asked.add(job_id)  # a job ended but not yet reported is accepted: nothing to kill
-                asked.append(job_id)
-            if asked:
-                self._nb_killers += 1
-                yield ("spawn", "killer_process", self.routes.master, self._killer(asked))
-        elif kind is CallMeLater:
-            if not decision.at_s > now:  # Batsim checks against the time it receives the call
-                raise SimulationError(f"CALL_ME_LATER at t={decision.at_s!r} is not after t={now!r}, when "
-                                      "Batsim receives it ('You asked to be awaken in the past!')")
-            self._nb_waiters += 1
-            yield ("spawn", "waiter", self.routes.master, self._waiter(decision.at_s))
-        elif kind is SetMetadata:
-            self.ledger.record(decision.job_id, "SET_JOB_METADATA", now).metadata = decision.metadata
-        else:
+        apply = self._appliers.get(type(decision))
+        if apply is None:
             raise SimulationError(f"decision {decision!r} is not modelled by --timing batsim")
+        yield from apply(self, decision, self._kernel.now)
 
-    _handlers: dict[str, Callable[[BatsimTimedEngine, Any], Generator]] = {
+    def _execute(self, decision: Execute, now: float) -> Process:
+        record = self.ledger.submitted(decision.job_id, "EXECUTE_JOB", now)
+        self.ledger.start(record, decision.alloc, now)
+        self._nb_running += 1
+        route = self.routes.resources[decision.alloc.min]  # the job runs from its first host
+        self._executors[record.job.id] = yield ("spawn", f"job_{record.job.id}", route, self._executor(record))
+
+    def _reject(self, decision: Reject, now: float) -> Process:
+        record = self.ledger.submitted(decision.job_id, "REJECT_JOB", now)
+        record.state = JobState.REJECTED
+        self._row(record)
+        self._to_delete.append(record.job.id)
+        yield from ()
+
+    def _kill(self, decision: Kill, now: float) -> Process:
+        asked = []
+        for job_id in decision.job_ids:  # server_on_kill_jobs' checks, in its order
+            record = self.ledger.record(job_id, "KILL_JOB", now)
+            if job_id in self._deleted:
+                raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, whose end Batsim has already "
+                                      "sent and forgotten (Batsim 4.2.1 aborts: 'it does not exist')")
+            if job_id in self._kill_asked:
+                continue  # a repeated kill is ignored
+            if record.state is not JobState.RUNNING and not record.state.is_complete:
+                raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, which is {record.state.value}: "
+                                      "not being executed nor completed (Batsim 4.2.1 aborts on this)")
+            self._kill_asked.add(job_id)  # a job ended but not yet reported is accepted: nothing to kill
+            asked.append(job_id)
+        if asked:
+            self._nb_killers += 1
+            yield ("spawn", "killer_process", self.routes.master, self._killer(asked))
+
+    def _call_me_later(self, decision: CallMeLater, now: float) -> Process:
+        if not decision.at_s > now:  # Batsim checks against the time it receives the call
+            raise SimulationError(f"CALL_ME_LATER at t={decision.at_s!r} is not after t={now!r}, when "
+                                  "Batsim receives it ('You asked to be awaken in the past!')")
+        self._nb_waiters += 1
+        yield ("spawn", "waiter", self.routes.master, self._waiter(decision.at_s))
+
+    def _set_metadata(self, decision: SetMetadata, now: float) -> Process:
+        self.ledger.record(decision.job_id, "SET_JOB_METADATA", now).metadata = decision.metadata
+        yield from ()
+
+    #: How each decision takes effect when its message reaches the server (one table, keyed by type)
+    _appliers: dict[type, Callable[[BatsimTimedEngine, Any, float], Process]] = {
+        Execute: _execute, Reject: _reject, Kill: _kill, CallMeLater: _call_me_later, SetMetadata: _set_metadata,
+    }
+
+    _handlers: dict[str, Callable[[BatsimTimedEngine, Any], Process]] = {
         "HELLO": _on_hello, "BYE": _on_bye, "SUBMITTED": _on_submitted, "COMPLETED": _on_completed,
         "KILLED": _on_killed, "WAITED": _on_waited, "READY": _on_ready, "DECISION": _on_decision,
     }
@@ -312,8 +327,8 @@ class BatsimTimedEngine:
 
 def _messages(decision: Decision | Deferred) -> list[Decision]:
     """The messages a decision is on the wire (`schedlab serve` sends a reason as metadata first)."""
+    if isinstance(decision, Deferred):
+        raise SimulationError("deferred decisions are not modelled by --timing batsim")
     if type(decision) is Reject and decision.reason:
         return [SetMetadata(decision.job_id, decision.reason), Reject(decision.job_id, "")]
-    if type(decision) is Deferred:
-        raise SimulationError("deferred decisions are not modelled by --timing batsim")
     return [decision]

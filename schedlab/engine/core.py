@@ -190,7 +190,7 @@ class Engine:
         self.ledger.start(record, decision.alloc, now)
         job = record.job
         profile = self.workload.profiles[job.profile]
-        delay = profile.delay_s
+        delay = profile.replay_delay_s
         if job.walltime_s is not None and delay >= job.walltime_s:
             runtime, record.final_on_completion = job.walltime_s, JobState.COMPLETED_WALLTIME_REACHED
         else:

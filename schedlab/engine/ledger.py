@@ -25,6 +25,13 @@ class JobRecord:
     metadata: str = ""
     final_on_completion: JobState = JobState.COMPLETED_SUCCESSFULLY
 
+    def span_s(self) -> tuple[float, float]:
+        """(start, finish) of a job that ran."""
+        start, finish = self.start_s, self.finish_s
+        if start is None or finish is None:
+            raise ValueError(f"job {self.job.id} has not run ({self.state.value})")
+        return start, finish
+
 
 class JobLedger:
     """`records` (by job id), `finished` (job ids in the order their rows are written: completion or
@@ -71,7 +78,8 @@ class JobLedger:
 
     def release(self, record: JobRecord) -> None:
         """The job's resources are free again."""
-        self.resources.release(record.alloc, record.job.res)  # type: ignore[arg-type]  # started: has one
+        assert record.alloc is not None  # a job that started
+        self.resources.release(record.alloc, record.job.res)
 
     def add_row(self, record: JobRecord) -> None:
         self.finished.append(record.job.id)

@@ -67,9 +67,8 @@ class Routing:
         if zone.routing in ("Cluster", "Vivaldi"):
             route = self._star(zone, src, dst)
         elif zone.routing == "Full":
-            route = zone.table.get((src, dst))
-            if route is None:
-                route = ZoneRoute([LOOPBACK] if src == dst and zone.base else [])
+            found = zone.table.get((src, dst))
+            route = found if found is not None else ZoneRoute([LOOPBACK] if src == dst and zone.base else [])
         elif zone.routing == "Floyd":
             route = self._floyd(zone, src, dst)
         else:

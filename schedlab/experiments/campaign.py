@@ -307,8 +307,8 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
             raise at.error(f"{HISTORY!r} stands for each workload's history, and workload {without_history[0]!r} has "
                            'none (give it history = "completed-before")', "schedulers", index, key)
     names = [p.name for p in platforms]
-    for index, spec in enumerate(workloads):
-        unknown_platform = next((p for p in spec.platforms if p not in names), None)
+    for index, workload in enumerate(workloads):
+        unknown_platform = next((p for p in workload.platforms if p not in names), None)
         if unknown_platform is not None:
             raise at.error(f"no platform named {unknown_platform!r} (known: {', '.join(names)})", "workloads", index,
                            "platforms")
@@ -335,7 +335,7 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
         from schedlab.experiments.compare import load_compare
 
         compare = load_compare(doc["compare"], at, base, [s.label for s in schedulers], [p.name for p in platforms])
-    claims = ()
+    claims: tuple[Any, ...] = ()
     if "claims" in doc:
         from schedlab.experiments.claims import load_claims
 

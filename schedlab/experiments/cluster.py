@@ -35,7 +35,10 @@ def dask_client(target: str, workers: int) -> tuple[Any, list[Callable[[], None]
     if target == "local":
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
-        return client, [client.close, cluster.close]
+        def close_cluster() -> None:
+            cluster.close()
+
+        return client, [client.close, close_cluster]
     if target in JOBQUEUE:
         cluster = jobqueue_cluster(target)
         cluster.scale(jobs=workers)

@@ -96,9 +96,9 @@ def replay_rows(workload, predictor: str = "online-nag") -> tuple[np.ndarray, np
             done_s, _, row, runtime_s, user, cores = heapq.heappop(pending)
             history.record(user=user, runtime_s=runtime_s, cores=cores, end_s=done_s)
             model.partial_fit([row], [runtime_s])
-        user, limit = user_and_limit(job)
+        job_user, limit = user_and_limit(job)
         requested = limit if math.isfinite(limit) and limit > 0 else 0.0
-        history_row = history.row(str(user), now, requested, float(job.res), now)
+        history_row = history.row(str(job_user), now, requested, float(job.res), now)
         row = predictor_row(history_row, requested, len(pending), 0.0)
         known = requested if requested > 0 else math.inf
         predicted = (planned_prediction_s(model, row, known) if predictor == "online-nag"
@@ -108,7 +108,7 @@ def replay_rows(workload, predictor: str = "online-nag") -> tuple[np.ndarray, np
         end.append(now + runtime)
         rows.append(reliability_row(history_row, requested, predicted))
         runtimes.append(runtime)
-        heapq.heappush(pending, (now + runtime, index, row, runtime, str(user), float(job.res)))
+        heapq.heappush(pending, (now + runtime, index, row, runtime, str(job_user), float(job.res)))
     runtimes_a, rows_a = np.array(runtimes), np.array(rows)
     return np.array(submit), np.array(end), rows_a, runtimes_a, accuracy(rows_a[:, -1], runtimes_a)
 

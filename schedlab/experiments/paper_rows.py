@@ -247,7 +247,7 @@ def _group_lines(frame: pd.DataFrame, row: dict[str, Any], kind: str, platforms:
         shown = ", ".join(f"{label} {_unit(row, value):.4g}" for label, value in known.items())
         if kind == "below":
             paper_text = f"all < {row['below']:g}{_suffix(row)}"
-            holds = all(_unit(row, value) < row["below"] for value in known.values())
+            holds: bool | None = all(_unit(row, value) < row["below"] for value in known.values())
             ours = f"max {_unit(row, max(known.values())):.4g}{_suffix(row)}"
         else:
             best = (max if kind == "largest" else min)(known.values())

@@ -106,8 +106,8 @@ def read_trace(kind: str, path: str):
     if kind == "swf":
         from schedlab.workloads.swf import read_swf, to_trace_jobs
         return to_trace_jobs(read_swf(path))
-    from schedlab.workloads.slurm import to_trace_jobs
-    return to_trace_jobs(path)
+    from schedlab.workloads.slurm import to_trace_jobs as table_trace_jobs
+    return table_trace_jobs(path)
 
 
 def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path) -> list[Input]:
@@ -159,7 +159,7 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
             options = replace(options, platform_size=read().max_procs)
         return options
 
-    def with_history(instance: Input, start: float) -> Input:
+    def with_history(instance: Input, start: float | None) -> Input:
         """The instance and, for `history`, the jobs of the whole trace completed before `start`."""
         if not spec.history:
             return instance
@@ -268,7 +268,8 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
             instance_name = spec.name + ("" if instance.window is None else f"#{instance.window}") + \
                 ("" if instance.seed is None else f"@{instance.seed}")
             if spec.seeded:
-                variants = [(instance.seed, None)] + [(instance.seed, r) for r in repetitions]
+                variants: list[tuple[int | None, int | None]] = [(instance.seed, None)]
+                variants += [(instance.seed, r) for r in repetitions]
             else:
                 variants = [(None, None)] + [(seed, r) for seed in spec.seeds or campaign.seeds for r in repetitions]
             for platform in platforms:

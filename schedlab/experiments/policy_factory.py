@@ -254,11 +254,12 @@ def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
                 [near(v / published) for v in ours_r])
     for function in functions:
         if function in paper.get("mae", {}):
-            theirs = paper["mae"][function]
-            ours = [fit[function]["mae"] for fit in fits]
-            add(f"MAE of {function.capitalize()}", f"{theirs * 1e3:.2f}·10⁻³", [f"{v * 1e3:.2f}·10⁻³" for v in ours],
-                [f"ratio {v / theirs:.2f}" if theirs else "-" for v in ours],
-                [bool(theirs) and near(v / theirs) for v in ours])
+            their_mae = float(paper["mae"][function])
+            our_mae = [float(fit[function]["mae"]) for fit in fits]
+            add(f"MAE of {function.capitalize()}", f"{their_mae * 1e3:.2f}·10⁻³",
+                [f"{v * 1e3:.2f}·10⁻³" for v in our_mae],
+                [f"ratio {v / their_mae:.2f}" if their_mae else "-" for v in our_mae],
+                [bool(their_mae) and near(v / their_mae) for v in our_mae])
     spread = result.get("reference_spread")
     if spread and all(arm.get("spread") for arm in arms):
         def text(s: dict[str, float]) -> str:

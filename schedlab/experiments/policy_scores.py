@@ -31,7 +31,7 @@ from schedlab.errors import InputError
 try:
     from numba import njit
 except ImportError:  # pragma: no cover - numba missing: the same code, interpreted (about 150x slower)
-    def njit(*_args, **_kwargs):
+    def njit(*_args, **_kwargs):  # type: ignore[no-redef]
         return lambda function: function
 
 TAU_S = 10.0
@@ -92,7 +92,7 @@ def authors_first_place_odds(n: int) -> list:
             at_k = where[k]
             moved = [p * share for p in where]  # each job elsewhere lands on k with 1/n
             where = [p - m for p, m in zip(where, moved, strict=True)]
-            where[k] = sum(moved[q] for q in range(n) if q != k)
+            where[k] = sum((moved[q] for q in range(n) if q != k), Fraction(0))
             where = [p + at_k * share for p in where]
         odds.append(where[0])
     return odds

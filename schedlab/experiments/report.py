@@ -339,24 +339,24 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
     if (results_dir / "factory.json").is_file():  # a policy factory, not a campaign
         from schedlab.experiments import policy_factory
 
-        made = policy_factory.plot_factory(results_dir, out / "factory.png")
+        factory_plot = policy_factory.plot_factory(results_dir, out / "factory.png")
         name = json.loads((results_dir / "factory.json").read_text())["factory"]["name"]
-        parts = [*policy_factory.sections(results_dir), ("Largest VIF and MAE, ours vs paper", "", made)]
-        return write_report(out, f"Policy factory: {name}", parts, [made])
+        parts = [*policy_factory.sections(results_dir), ("Largest VIF and MAE, ours vs paper", "", factory_plot)]
+        return write_report(out, f"Policy factory: {name}", parts, [factory_plot])
     if (results_dir / "reliability.json").is_file():  # the hybrid study's reliability table
         from schedlab.experiments import hybrid_reliability
 
-        made = hybrid_reliability.plot_reliability(results_dir, out / "reliability.png")
+        reliability_plot = hybrid_reliability.plot_reliability(results_dir, out / "reliability.png")
         name = json.loads((results_dir / "reliability.json").read_text())["name"]
-        parts = [*hybrid_reliability.sections(results_dir), ("Pearson r, ours vs paper", "", made)]
-        return write_report(out, f"Reliability study: {name}", parts, [made])
+        parts = [*hybrid_reliability.sections(results_dir), ("Pearson r, ours vs paper", "", reliability_plot)]
+        return write_report(out, f"Reliability study: {name}", parts, [reliability_plot])
     if (results_dir / "study.json").is_file():  # a predictor study, not a campaign
         from schedlab.experiments import predictor_study
 
-        made = predictor_study.plot_study(results_dir, out / "predictors.png")
+        study_plot = predictor_study.plot_study(results_dir, out / "predictors.png")
         name = json.loads((results_dir / "study.json").read_text())["name"]
-        parts = [*predictor_study.sections(results_dir), ("Errors and fit, ours vs paper", "", made)]
-        return write_report(out, f"Predictor study: {name}", parts, [made])
+        parts = [*predictor_study.sections(results_dir), ("Errors and fit, ours vs paper", "", study_plot)]
+        return write_report(out, f"Predictor study: {name}", parts, [study_plot])
     frame = pd.read_parquet(results_dir / "results.parquet")
     frame["configuration"] = configuration(frame)
     campaign = ", ".join(sorted(frame["campaign"].unique()))
@@ -395,7 +395,7 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
     for title, maker, name in makers:
         if maker is plot_bsld_boxes and (out / "policy_boxes.png") in plots and _only_queue_orders(frame):
             continue  # the per-policy plot shows the same boxes, readably
-        made = maker(frame, out / name)
+        made: Path | None = maker(frame, out / name)
         if made is not None:
             plots.append(made)
             sections.append((title, "", made))

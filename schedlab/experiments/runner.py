@@ -266,9 +266,11 @@ def _completed_batches(todo: list[dict[str, Any]], runs_dir: Path, workers: int,
 
     from schedlab.experiments.cluster import dask_client
 
-    client, closers = connection if connection is not None else dask_client(dask, workers)
-    if connection is not None:
-        closers = []
+    if connection is None:
+        assert dask is not None  # the pool served the case without either
+        client, closers = dask_client(dask, workers)
+    else:  # the caller's connection: the caller closes it
+        client, closers = connection[0], []
     try:
         slots = workers if dask == "local" else max(sum(client.nthreads().values()), 1)
         futures = [client.submit(execute_runs, batch, str(runs_dir), pure=False) for batch in batches(todo, slots)]

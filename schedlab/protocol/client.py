@@ -79,14 +79,14 @@ class ExternalDecisionProcess:
         try:
             self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=output, stderr=output)
         except OSError as exc:
-            if self._log is not None:
+            if self._log is not None and starting is not None:
                 self._log.close()
                 os.unlink(starting)
             raise InputError(f"cannot start external decision process {argv[0]!r}: {exc}") from None
         try:
-            if starting:
+            if starting and log_path:
                 os.replace(starting, log_path)
-            self._context = zmq.Context.instance()
+            self._context: Any = zmq.Context.instance()
             self._socket = self._context.socket(zmq.REQ)
             self._socket.setsockopt(zmq.LINGER, 0)
             self._socket.connect(endpoint)

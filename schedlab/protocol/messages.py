@@ -229,7 +229,7 @@ def _envelope(raw: bytes | str) -> tuple[float, list[tuple[float, EventType, Map
     now = doc["now"]
     if isinstance(now, bool) or not isinstance(now, int | float) or not isinstance(doc["events"], list):
         raise ProtocolError("message 'now' must be a number and 'events' a list")
-    events = []
+    events: list[tuple[float, EventType, Mapping[str, Any]]] = []
     previous = -float("inf")
     for index, event in enumerate(doc["events"]):
         if not isinstance(event, dict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 from schedlab.errors import InputError, ProtocolError
 from schedlab.protocol.messages import Recorder
@@ -32,7 +33,7 @@ def record(listen: str, forward: str, output: str, *, timeout_s: float | None = 
     check_endpoint(listen)
     check_endpoint(forward, bind=False)
 
-    context = zmq.Context.instance()
+    context: Any = zmq.Context.instance()
     front = context.socket(zmq.REP)
     back = context.socket(zmq.REQ)
     for sock in (front, back):

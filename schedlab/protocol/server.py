@@ -101,7 +101,7 @@ def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None,
 
     check_endpoint(endpoint)
     server = DecisionServer(scheduler)
-    context = zmq.Context.instance()
+    context: Any = zmq.Context.instance()
     socket = context.socket(zmq.REP)
     socket.setsockopt(zmq.LINGER, 1000)
     recorder = Recorder(record_path) if record_path else None
@@ -120,7 +120,7 @@ def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None,
         poller.register(socket, zmq.POLLIN)
         poller.register(monitor, zmq.POLLIN)
         while not server.finished:
-            polled = dict(poller.poll(None if timeout_s is None else timeout_s * 1000))
+            polled = dict(poller.poll(None if timeout_s is None else int(timeout_s * 1000)))
             if not polled:
                 raise ProtocolError(f"no message from batsim for {timeout_s:g} s on {endpoint}")
             if monitor in polled:
