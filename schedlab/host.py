@@ -154,6 +154,24 @@ class SchedulerDriver:
         finally:
             self.scheduling_time_s += time.perf_counter() - t0
 
+    def step(self, events: Sequence[tuple[Event, Any]], now: float) -> list[Any]:
+        """What happened at `now` told (no SIMULATION_BEGINS), then the scheduler's decisions: one
+        timed region, as the engine asks at each instant."""
+        hooks = self.hooks
+        t0 = time.perf_counter()
+        try:
+            for kind, payload in events:
+                hooks[kind](payload, now)
+            return self.scheduler.decide(now)
+        except SchedlabError:
+            raise
+        except Exception as exc:
+            if not self.wrap_failures:
+                raise
+            raise self._failure(f"at an instant of {len(events)} events", now, exc) from exc
+        finally:
+            self.scheduling_time_s += time.perf_counter() - t0
+
     def decide(self, now: float) -> list[Any]:
         t0 = time.perf_counter()
         try:

@@ -80,6 +80,7 @@ class EasyBackfilling(QueueScheduler):
         self._init_reservation()
         self._reservation: tuple[str, float, int] | None = None  # (head id, shadow time, extra)
         self._index: CandidateIndex | None = None  # the waiting jobs in backfilling order
+        self._budget = Budget(0, 0)  # what a pass may still use (one object, reset at each pass)
         self.use_index = True
         self._watched_s = -math.inf  # every planned end up to this time has its CALL_ME_LATER
         self._in_pass = False
@@ -189,7 +190,8 @@ class EasyBackfilling(QueueScheduler):
             head = queue[0].job
             shadow_s, extra = self._shadow(head, now)
             self.head_reservations_s[head.id] = shadow_s
-            budget = Budget(self._resources.nb_free, extra)
+            budget = self._budget
+            budget.free, budget.extra = self._resources.nb_free, extra
             if self._index is not None:  # the head cannot be a candidate: it does not fit
                 candidates: Any = self._index.candidates(budget, now, shadow_s)
             else:
@@ -208,7 +210,8 @@ class EasyBackfilling(QueueScheduler):
                 return [], False
             candidates.sort(key=self._queue_position() if self.backfill_order == "queue" else self._backfill_key)
             started = []
-            budget = Budget(self._resources.nb_free, extra)
+            budget = self._budget
+            budget.free, budget.extra = self._resources.nb_free, extra
         nb_heads = len(started)
         self._backfill(candidates, budget, now, shadow_s, decisions, started)
         if len(started) > nb_heads:

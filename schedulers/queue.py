@@ -38,6 +38,11 @@ class Entry(NamedTuple):
     planned_s: float  # the duration the plan holds the job if it starts now (planned_duration_s)
 
 
+#: an Entry from a tuple of its fields without the generated `__new__`'s Python frame (made at each
+#: submission and each re-scoring: `bench_overload.py`)
+_new_entry = tuple.__new__
+
+
 def calls_first(decisions: list[Decision]) -> list[Decision]:
     """The decisions with the CALL_ME_LATERs first, each kind in its order: Batsim receives a
     reply's decisions one message at a time, and a call must reach it before its time."""
@@ -207,8 +212,8 @@ class QueueScheduler(Scheduler):
             return
         self._seq += 1
         estimate = self.estimate_s(job)
-        entry = Entry(self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate, job.res,
-                      self.planned_duration_s(job, estimate))
+        entry = _new_entry(Entry, (self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate,
+                                   job.res, self.planned_duration_s(job, estimate)))
         self._enqueue(entry)
         self._new.append(entry)
 
@@ -268,7 +273,7 @@ class QueueScheduler(Scheduler):
         """The queue of a dynamic policy sorted by (score at `now`, submit, seq)."""
         queue, vector = self._queue, self._policy.vector
         if vector is None or len(queue) < self.VECTOR_QUEUE_MIN:
-            return sorted(Entry(self._policy.score(e.job, e.estimate_s, now), *e[1:]) for e in queue)
+            return sorted(_new_entry(Entry, (self._policy.score(e.job, e.estimate_s, now), *e[1:])) for e in queue)
         import numpy as np
 
         n = len(queue)

@@ -123,8 +123,7 @@ class Engine:
             notices.append((kind, payload))
         # 2. the scheduler hears about all of it, then decides once
         if notices:
-            self.driver.deliver(notices, now)
-            decisions = self.driver.decide(now)
+            decisions = self.driver.step(notices, now)
             if decisions:
                 self._apply(decisions, now)
         if self._progress is not None:
