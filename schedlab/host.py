@@ -135,7 +135,19 @@ class SchedulerDriver:
     def deliver(self, events: Iterable[tuple[Event, Any]], now: float) -> None:
         """Each (event, payload) told to the scheduler at `now`, timed (SIMULATION_BEGINS prepares
         it first, untimed, if no host did)."""
+        self._tell(events, now, decide=False)
+
+    def step(self, events: Iterable[tuple[Event, Any]], now: float) -> list[Any]:
+        """What happened at `now` told, then the scheduler's decisions: one timed region, as the
+        engine asks at each instant."""
+        return self._tell(events, now, decide=True)
+
+    def decide(self, now: float) -> list[Any]:
+        return self._tell((), now, decide=True)
+
+    def _tell(self, events: Iterable[tuple[Event, Any]], now: float, *, decide: bool) -> list[Any]:
         hooks = self.hooks
+        kind, payload, deciding = None, None, False
         t0 = time.perf_counter()
         try:
             for kind, payload in events:
@@ -144,44 +156,18 @@ class SchedulerDriver:
                     self.prepare()
                     t0 += time.perf_counter() - began
                 hooks[kind](payload, now)
+            deciding = decide
+            return self.scheduler.decide(now) if decide else []
         except SchedlabError:
             raise
         except Exception as exc:
             if not self.wrap_failures:
                 raise
-            said = kind.name.title().replace("_", "")  # JobSubmitted: Batsim's event, as serve's errors name it
-            raise self._failure(f"on {said}{_about(kind, payload)}", now, exc) from exc
-        finally:
-            self.scheduling_time_s += time.perf_counter() - t0
-
-    def step(self, events: Sequence[tuple[Event, Any]], now: float) -> list[Any]:
-        """What happened at `now` told (no SIMULATION_BEGINS), then the scheduler's decisions: one
-        timed region, as the engine asks at each instant."""
-        hooks = self.hooks
-        t0 = time.perf_counter()
-        try:
-            for kind, payload in events:
-                hooks[kind](payload, now)
-            return self.scheduler.decide(now)
-        except SchedlabError:
-            raise
-        except Exception as exc:
-            if not self.wrap_failures:
-                raise
-            raise self._failure(f"at an instant of {len(events)} events", now, exc) from exc
-        finally:
-            self.scheduling_time_s += time.perf_counter() - t0
-
-    def decide(self, now: float) -> list[Any]:
-        t0 = time.perf_counter()
-        try:
-            return self.scheduler.decide(now)
-        except SchedlabError:
-            raise
-        except Exception as exc:
-            if not self.wrap_failures:
-                raise
-            raise self._failure("in decide", now, exc) from exc
+            if deciding or kind is None:
+                where = "in decide"
+            else:  # JobSubmitted: Batsim's name of the event, as serve's errors give it
+                where = f"on {kind.name.title().replace('_', '')}{_about(kind, payload)}"
+            raise self._failure(where, now, exc) from exc
         finally:
             self.scheduling_time_s += time.perf_counter() - t0
 
