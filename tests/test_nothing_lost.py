@@ -330,7 +330,7 @@ def test_ctrl_c_writes_the_finished_rows_and_a_rerun_resumes(tmp_path, capsys, m
     original, calls = runner.execute_run, []
 
     def interrupted_third(run, runs_dir):
-        calls.append(run["id"])
+        calls.append(run.id)
         if len(calls) == 3:
             raise KeyboardInterrupt
         return original(run, runs_dir)

@@ -33,8 +33,10 @@ class Input:
     history_sha256: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Run:
+    """One run of a campaign: plain data (it goes to pool and Dask workers as it is)."""
+
     id: str
     campaign: str
     workload: str
@@ -69,8 +71,6 @@ class Run:
             parts.append(f"jitter={self.jitter_s:g}#{self.repetition}")
         return " | ".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _cached(directory: Path, recipe: dict[str, Any], write) -> Input:
@@ -292,12 +292,14 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
                             identity["code"] = codes[scheduler.name]
                         if campaign.warmup_share:  # only then: other runs keep their ids
                             identity["warmup_share"] = campaign.warmup_share
-                        runs.append(Run(canonical_hash(identity)[:16], campaign.name, spec.name,
-                                        instance.window, instance_name, instance.path, instance.sha256,
-                                        platform.name, platform.path, platform.sha256,
-                                        scheduler.label, scheduler.name, options, seed, jitter,
-                                        repetition, campaign.timing, campaign.metrics, instance.history_path,
-                                        campaign.warmup_share, scheduler.files(options)))
+                        runs.append(Run(
+                            id=canonical_hash(identity)[:16], campaign=campaign.name, workload=spec.name,
+                            window=instance.window, instance=instance_name, workload_path=instance.path,
+                            workload_sha256=instance.sha256, platform=platform.name, platform_path=platform.path,
+                            platform_sha256=platform.sha256, scheduler=scheduler.label, scheduler_name=scheduler.name,
+                            options=options, seed=seed, jitter_s=jitter, repetition=repetition,
+                            timing=campaign.timing, metrics=campaign.metrics, history_path=instance.history_path,
+                            warmup_share=campaign.warmup_share, files=scheduler.files(options)))
     seen: dict[str, Run] = {}
     keys: set[str] = set()
     for run in runs:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab import __version__
-from schedlab.experiments.plan import option_values
+from schedlab.experiments.plan import Run, option_values
 
 
 @lru_cache(maxsize=8)
@@ -52,38 +52,39 @@ def jittered(workload, jitter_s: float, seed: int | None, repetition: int):
     return replace(workload, jobs=tuple(jobs))
 
 
-def run_info(run: dict[str, Any]) -> dict[str, Any]:
+def run_info(run: Run) -> dict[str, Any]:
     keys = ("id", "campaign", "workload", "window", "instance", "platform", "scheduler", "seed", "jitter_s",
             "repetition", "timing")
-    return {"run": {k: run[k] for k in keys}, "scheduler": run["scheduler_name"], "options": run["options"],
-            "workload": {"path": run["workload_path"]}, "platform": {"path": run["platform_path"]}}
+    return {"run": {k: getattr(run, k) for k in keys}, "scheduler": run.scheduler_name, "options": run.options,
+            "workload": {"path": run.workload_path}, "platform": {"path": run.platform_path}}
 
 
-def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
+def execute_run(run: Run, runs_dir: str) -> dict[str, Any]:
     """Run one simulation (in a worker); returns its results row. A failed run is recorded, not
     raised; Ctrl-C is raised (what it interrupted leaves nothing behind)."""
     from schedlab.engine.run import RunSpec
 
-    final = Path(runs_dir) / run["id"]
-    temporary = Path(runs_dir) / f".{run['id']}.{os.getpid()}.part"
+    final = Path(runs_dir) / run.id
+    temporary = Path(runs_dir) / f".{run.id}.{os.getpid()}.part"
     shutil.rmtree(temporary, ignore_errors=True)
     t0 = time.perf_counter()
 
     def amend(summary: dict[str, Any], files: Path) -> dict[str, Any]:
         """The worker's wall time, and the metrics after the warm-up (from the staged jobs.csv)."""
         more: dict[str, Any] = {"timing": {**summary["timing"], "wall_time_s": time.perf_counter() - t0}}
-        if run.get("warmup_share"):
-            more.update(after_warmup(files, summary, run["warmup_share"]))
+        if run.warmup_share:
+            more.update(after_warmup(files, summary, run.warmup_share))
         return more
 
     try:
-        platform = _platform(run["platform_path"], run["platform_sha256"])
-        workload = _workload(run["workload_path"], run["workload_sha256"])
+        platform = _platform(run.platform_path, run.platform_sha256)
+        workload = _workload(run.workload_path, run.workload_sha256)
         scheduler = checked_scheduler(run, workload)  # before the jitter: an oracle holds the workload as written
-        if run["repetition"] is not None:
-            workload = jittered(workload, run["jitter_s"], run["seed"], run["repetition"])
-        spec = RunSpec(platform=platform, workload=workload, scheduler=scheduler, name=run["scheduler_name"],
-                       options=run["options"], timing=run["timing"], out=temporary, run_info=run_info(run),
+        if run.repetition is not None:
+            assert run.jitter_s is not None  # a jittered copy has its jitter (plan.expand)
+            workload = jittered(workload, run.jitter_s, run.seed, run.repetition)
+        spec = RunSpec(platform=platform, workload=workload, scheduler=scheduler, name=run.scheduler_name,
+                       options=run.options, timing=run.timing, out=temporary, run_info=run_info(run),
                        amend_summary=amend, check_scheduler_inputs=False)
         result = spec.prepare().execute()
         if isinstance(result.exception, KeyboardInterrupt):
@@ -106,7 +107,7 @@ def execute_run(run: dict[str, Any], runs_dir: str) -> dict[str, Any]:
     return row(run, summary)
 
 
-def checked_scheduler(run: dict[str, Any], workload: Any) -> Any:
+def checked_scheduler(run: Run, workload: Any) -> Any:
     """The run's scheduler ("@history" and "@workload" standing for their files), its files checked
     against `workload` (`Scheduler.check_inputs`; a history the planner made from the same trace
     needs none); a user's scheduler raising there is its failure."""
@@ -114,11 +115,11 @@ def checked_scheduler(run: dict[str, Any], workload: Any) -> Any:
     from schedlab.experiments.plan import resolve_history
     from schedlab.schedulers.base import create_scheduler, raised_by
 
-    options = resolve_history({**run["options"], **(run.get("files") or {})}, run.get("history_path"),
-                              run["workload_path"])
-    scheduler = create_scheduler(run["scheduler_name"], option_values(options))
-    if HISTORY not in run["options"].values():
-        with raised_by(type(scheduler), run["scheduler_name"], "check_inputs", bad_options=False):
+    options = resolve_history({**run.options, **(run.files or {})}, run.history_path,
+                              run.workload_path)
+    scheduler = create_scheduler(run.scheduler_name, option_values(options))
+    if HISTORY not in run.options.values():
+        with raised_by(type(scheduler), run.scheduler_name, "check_inputs", bad_options=False):
             scheduler.check_inputs(workload)
     return scheduler
 
@@ -149,7 +150,7 @@ def check_run_inputs(runs: list[Any]) -> None:
             continue
         seen.add(key)
         try:
-            checked_scheduler(run.to_dict(), _workload(run.workload_path, run.workload_sha256))
+            checked_scheduler(run, _workload(run.workload_path, run.workload_sha256))
         except InputError as exc:
             raise InputError(f"run {run.key!r}: {exc}") from None
 
@@ -172,17 +173,17 @@ def after_warmup(run_dir: Path, summary: dict[str, Any], share: float) -> dict[s
     return {"metrics_after_warmup": metrics, "warmup": {"share": share, "nb_jobs_left_out": skipped}}
 
 
-def execute_runs(runs: list[dict[str, Any]], runs_dir: str) -> list[dict[str, Any]]:
+def execute_runs(runs: list[Run], runs_dir: str) -> list[dict[str, Any]]:
     """A batch of runs sharing a workload, in one task: the worker loads it once."""
     return [execute_run(run, runs_dir) for run in runs]
 
 
-def batches(runs: list[dict[str, Any]], workers: int) -> list[list[dict[str, Any]]]:
+def batches(runs: list[Run], workers: int) -> list[list[Run]]:
     """Runs grouped by workload file, groups cut so that there are about 4 tasks per worker (the
     pool stays busy to the end) and no task mixes workloads."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[Run]] = {}
     for run in runs:
-        groups.setdefault(run["workload_path"], []).append(run)
+        groups.setdefault(run.workload_path, []).append(run)
     size = max(1, math.ceil(len(runs) / (4 * workers)))
     return [group[i:i + size] for group in groups.values() for i in range(0, len(group), size)]
 
@@ -195,7 +196,7 @@ def metric_names() -> tuple[str, ...]:
     return tuple(k for k, v in compute_metrics([], 1, 0.0).items() if not isinstance(v, dict))
 
 
-def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+def row(run: Run, summary: dict[str, Any]) -> dict[str, Any]:
     """One line of results.parquet: identity, options, versions, metrics, timing. An incomplete
     run's metrics are NaN (what it finished would rank a crashed scheduler best: a mean wait of
     the few jobs that ran); its partial figures are kept as JSON in `partial_metrics`."""
@@ -206,31 +207,31 @@ def row(run: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
     if not complete:
         partial = json.dumps(metrics, sort_keys=True) if metrics else None
         metrics = dict.fromkeys((*metric_names(), *metrics), math.nan)
-    if run["metrics"]:
-        metrics = {k: v for k, v in metrics.items() if k in run["metrics"]}
+    if run.metrics:
+        metrics = {k: v for k, v in metrics.items() if k in run.metrics}
     states = (source.get("jobs_per_state") or {}) if complete else {}
     timing = summary.get("timing", {})
     return {
-        "run_id": run["id"], "campaign": run["campaign"], "workload": run["workload"], "window": run["window"],
-        "instance": run["instance"],
-        "platform": run["platform"], "scheduler": run["scheduler"], "scheduler_name": run["scheduler_name"],
-        "options": json.dumps(run["options"], sort_keys=True),
-        **{f"opt_{k}": str(v) for k, v in run["options"].items()},
-        "seed": run["seed"], "jitter_s": run["jitter_s"], "repetition": run["repetition"], "timing": run["timing"],
+        "run_id": run.id, "campaign": run.campaign, "workload": run.workload, "window": run.window,
+        "instance": run.instance,
+        "platform": run.platform, "scheduler": run.scheduler, "scheduler_name": run.scheduler_name,
+        "options": json.dumps(run.options, sort_keys=True),
+        **{f"opt_{k}": str(v) for k, v in run.options.items()},
+        "seed": run.seed, "jitter_s": run.jitter_s, "repetition": run.repetition, "timing": run.timing,
         "complete": complete, "error": summary.get("error"),
         **metrics, "jobs_per_state": json.dumps(states, sort_keys=True), "partial_metrics": partial,
         "scheduling_time_s": timing.get("scheduling_time_s"), "simulation_time_s": timing.get("simulation_time_s"),
         "training_time_s": timing.get("training_time_s"),
         "wall_time_s": timing.get("wall_time_s"),
-        "workload_path": run["workload_path"], "workload_sha256": run["workload_sha256"],
-        "platform_path": run["platform_path"], "platform_sha256": run["platform_sha256"],
+        "workload_path": run.workload_path, "workload_sha256": run.workload_sha256,
+        "platform_path": run.platform_path, "platform_sha256": run.platform_sha256,
         "schedlab_version": summary.get("schedlab_version", __version__), **_versions(),
     }
 
 
-def finished_row(run: dict[str, Any], runs_dir: Path) -> dict[str, Any] | None:
+def finished_row(run: Run, runs_dir: Path) -> dict[str, Any] | None:
     """The row of a run already done (its summary says complete), else None."""
-    path = runs_dir / run["id"] / "summary.json"
+    path = runs_dir / run.id / "summary.json"
     try:
         summary = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -243,11 +244,11 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _execute_batch(arguments: tuple[list[dict[str, Any]], str]) -> list[dict[str, Any]]:
+def _execute_batch(arguments: tuple[list[Run], str]) -> list[dict[str, Any]]:
     return execute_runs(*arguments)
 
 
-def _completed_batches(todo: list[dict[str, Any]], runs_dir: Path, workers: int, dask: str | None,
+def _completed_batches(todo: list[Run], runs_dir: Path, workers: int, dask: str | None,
                        connection: tuple[Any, list[Callable[[], None]]] | None = None):
     """Rows of finished batches as they come, from a process pool or a Dask cluster (`connection`:
     one made already, as (client, closers): its caller closes it)."""
@@ -292,7 +293,7 @@ class CampaignInterrupted(KeyboardInterrupt):
         self.finished, self.total = finished, total
 
 
-def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str | None = None,
+def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str | None = None,
                  progress: Callable[[int, int, int], None] | None = None,
                  connection: tuple[Any, list[Callable[[], None]]] | None = None) -> list[dict[str, Any]]:
     """Run what is not finished yet; returns every run's row (finished earlier or now), in plan order.
@@ -303,7 +304,7 @@ def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str 
     runs_dir.mkdir(parents=True, exist_ok=True)
     for leftover in runs_dir.glob(".*.part"):  # runs cut short by a kill: never complete, start again
         shutil.rmtree(leftover, ignore_errors=True)
-    plain = [run.to_dict() for run in runs]
+    plain = list(runs)
     rows: dict[str, dict[str, Any]] = {}
     todo = []
     for run in plain:
@@ -311,7 +312,7 @@ def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str 
         if done is None:
             todo.append(run)
         else:
-            rows[run["id"]] = done
+            rows[run.id] = done
 
     def report() -> None:
         if progress is not None:
@@ -321,7 +322,7 @@ def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str 
     try:
         if todo and workers == 1 and dask is None and connection is None:  # in this process: no pool to start
             for run in todo:
-                rows[run["id"]] = execute_run(run, str(runs_dir))
+                rows[run.id] = execute_run(run, str(runs_dir))
                 report()
         elif todo:
             for results in _completed_batches(todo, runs_dir, workers, dask, connection):
@@ -330,14 +331,14 @@ def run_campaign(runs: list[Any], out_dir: Path, *, workers: int = 1, dask: str 
                 report()
     except KeyboardInterrupt:
         for run in plain:  # runs a worker finished in a batch that had not come back yet are on disk
-            if run["id"] not in rows:
+            if run.id not in rows:
                 done = finished_row(run, runs_dir)
                 if done is not None:
-                    rows[run["id"]] = done
-        finished = [rows[run["id"]] for run in plain if run["id"] in rows]
+                    rows[run.id] = done
+        finished = [rows[run.id] for run in plain if run.id in rows]
         write_results(finished, out_dir / "results.parquet")
         raise CampaignInterrupted(len(finished), len(plain)) from None
-    ordered = [rows[run["id"]] for run in plain]
+    ordered = [rows[run.id] for run in plain]
     write_results(ordered, out_dir / "results.parquet")
     return ordered
 
