@@ -135,23 +135,20 @@ class SchedulerDriver:
     def deliver(self, events: Iterable[tuple[Event, Any]], now: float) -> None:
         """Each (event, payload) told to the scheduler at `now`, timed (SIMULATION_BEGINS prepares
         it first, untimed, if no host did)."""
-        self._tell(events, now, decide=False)
-
-    def step(self, events: Iterable[tuple[Event, Any]], now: float) -> list[Any]:
-        """What happened at `now` told, then the scheduler's decisions: one timed region, as the
-        engine asks at each instant."""
-        return self._tell(events, now, decide=True)
+        self.step(events, now, decide=False)
 
     def decide(self, now: float) -> list[Any]:
-        return self._tell((), now, decide=True)
+        return self.step((), now)
 
-    def _tell(self, events: Iterable[tuple[Event, Any]], now: float, *, decide: bool) -> list[Any]:
-        hooks = self.hooks
+    def step(self, events: Iterable[tuple[Event, Any]], now: float, *, decide: bool = True) -> list[Any]:
+        """What happened at `now` told, then (`decide`) the scheduler's decisions: one timed region,
+        as the engine asks at each instant."""
+        hooks, begins = self.hooks, Event.SIMULATION_BEGINS
         kind, payload, deciding = None, None, False
         t0 = time.perf_counter()
         try:
             for kind, payload in events:
-                if kind is Event.SIMULATION_BEGINS and not self._prepared:
+                if kind is begins and not self._prepared:
                     began = time.perf_counter()
                     self.prepare()
                     t0 += time.perf_counter() - began

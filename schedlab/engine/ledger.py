@@ -85,11 +85,14 @@ class JobLedger:
         self.finished.append(record.job.id)
 
     def finish(self, record: JobRecord, state: JobState, now: float) -> None:
-        """The job ended now in `state`: resources released, its row written."""
+        """The job ended now in `state`: resources released, its row written (`release` and
+        `add_row` in one: the engine calls it at every end)."""
         record.state = state
         record.finish_s = now
-        self.release(record)
-        self.add_row(record)
+        job, alloc = record.job, record.alloc
+        assert alloc is not None  # a job that started
+        self.resources.release(alloc, job.res)
+        self.finished.append(job.id)
 
     def reject(self, record: JobRecord, reason: str = "") -> None:
         record.state = JobState.REJECTED
