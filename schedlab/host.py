@@ -116,7 +116,7 @@ class SchedulerDriver:
     scheduler's exception becomes a SchedulerFailure naming the event (a host answering Batsim for
     it); otherwise it propagates as raised (the engine's run says it)."""
 
-    def __init__(self, scheduler: Any, *, wrap_failures: bool = False) -> None:
+    def __init__(self, scheduler: SchedulerHooks, *, wrap_failures: bool = False) -> None:
         self.scheduler = scheduler
         self.wrap_failures = wrap_failures
         self.scheduling_time_s = 0.0
@@ -170,15 +170,13 @@ class SchedulerDriver:
 
     def decide_timed(self, now: float) -> tuple[float, list[tuple[float, Decision]]]:
         """An external process's reply as Batsim applies it: its `now` and (timestamp, decision)s."""
+        scheduler = self.scheduler
+        assert isinstance(scheduler, DecidesTimed)  # asked only when `decides_timed`
         t0 = time.perf_counter()
         try:
-            return self.scheduler.decide_timed(now)
+            return scheduler.decide_timed(now)
         finally:
             self.scheduling_time_s += time.perf_counter() - t0
-
-    def close(self) -> None:
-        if isinstance(self.scheduler, Closable):
-            self.scheduler.close()
 
     def _failure(self, where: str, now: float, exc: Exception) -> SchedulerFailure:
         failure = SchedulerFailure(f"scheduler {getattr(self.scheduler, 'name', '?')!r} failed {where} at t={now}: "

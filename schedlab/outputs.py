@@ -15,7 +15,8 @@ from typing import Any
 
 from procset import ProcSet
 
-from schedlab.engine import Engine, JobRecord
+from schedlab.engine import JobRecord
+from schedlab.host import EngineSurface
 from schedlab.metrics import Outcome, compute_metrics
 from schedlab.model import JobState
 
@@ -115,7 +116,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def build_summary(engine: Engine, *, run_info: Mapping[str, Any], simulation_time_s: float,
+def build_summary(engine: EngineSurface, *, run_info: Mapping[str, Any], simulation_time_s: float,
                   error: str | None = None) -> dict[str, Any]:
     """summary.json's content: run description, metrics (deterministic), timing (wall clock)."""
     from schedlab import __version__
@@ -138,7 +139,7 @@ def build_summary(engine: Engine, *, run_info: Mapping[str, Any], simulation_tim
     })
 
 
-def write_outputs(engine: Engine, out_dir: str | Path, *, run_info: Mapping[str, Any],
+def write_outputs(engine: EngineSurface, out_dir: str | Path, *, run_info: Mapping[str, Any],
                   simulation_time_s: float, error: str | None = None,
                   amend_summary: Callable[[dict[str, Any], Path], Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Write jobs.csv, schedule.csv and summary.json (also after a failure: partial, marked so);

@@ -23,6 +23,7 @@ from typing import Any
 
 from schedlab.engine.core import Engine
 from schedlab.errors import InputError, SchedlabError
+from schedlab.host import Closable, EngineSurface
 from schedlab.model import Platform
 from schedlab.outputs import build_summary, write_outputs
 from schedlab.workload import Workload
@@ -119,7 +120,7 @@ class RunDirectory:
 
 @dataclass
 class RunResult:
-    engine: Engine
+    engine: EngineSurface
     summary: dict[str, Any]
     error: str | None
     #: What stopped the run: a SchedlabError (a rule was broken: exit 1), KeyboardInterrupt (exit 130)
@@ -231,9 +232,8 @@ class PreparedRun:
         finally:
             if self.directory is not None:
                 self.directory.discard()
-            closer = getattr(self.scheduler, "close", None)
-            if closer is not None:
-                closer()
+            if isinstance(self.scheduler, Closable):  # an external decision process
+                self.scheduler.close()
 
 
 def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: str | Path | RunDirectory | None, *,
@@ -284,7 +284,7 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
     return RunResult(engine, summary, error, exception, where, replaced)
 
 
-def write_run(engine: Engine, out_dir: str | Path | RunDirectory, *, run_info: Mapping[str, Any],
+def write_run(engine: EngineSurface, out_dir: str | Path | RunDirectory, *, run_info: Mapping[str, Any],
               simulation_time_s: float, error: str | None,
               amend_summary: Amend | None = None) -> tuple[dict[str, Any], Path, tuple[str, ...]]:
     """An engine's files written into a results directory as a whole (RunDirectory): returns the
