@@ -254,8 +254,8 @@ class BatsimTimedEngine:
 
     def _reject(self, decision: Reject, now: float) -> Process:
         record = self.ledger.submitted(decision.job_id, "REJECT_JOB", now)
-        record.state = JobState.REJECTED
-        self._row(record)
+        self.ledger.reject(record)  # its reason went before it, as SET_JOB_METADATA (_messages)
+        self._nb_rows += 1
         self._to_delete.append(record.job.id)
         yield from ()
 
