@@ -169,11 +169,11 @@ def history_overlap(history, workload) -> str | None:
                 f"they ended before the first simulated submission (trace time {first_s:g} s) is unknown; convert "
                 f"it with --completed-before {first_s:g}")
 
-    def signature(w, job) -> tuple[Any, ...]:
-        return (job.id.rpartition("!")[2], job.submit_time_s, job.res, job.walltime_s, w.profiles[job.profile].delay_s)
+    def signature(job) -> tuple[Any, ...]:  # no run time: check_inputs is never given one
+        return (job.id.rpartition("!")[2], job.submit_time_s, job.res, job.walltime_s)
 
-    simulated = {signature(workload, job) for job in workload.jobs}
-    same = [job for job in history.jobs if signature(history, job) in simulated]
+    simulated = {signature(job) for job in workload.jobs}
+    same = [job for job in history.jobs if signature(job) in simulated]
     if same:
         return f"{len(same)} of its jobs are simulated jobs too (job {same[0].id.rpartition('!')[2]}, ...)"
     return None
@@ -192,8 +192,10 @@ def model_overlap(card: dict[str, Any], workload) -> str | None:
     if not isinstance(trained, dict):
         return "its card (MODEL.card.json, written beside it by `schedlab predictor train`) is missing: what it " \
                "was trained on is unknown"
-    source = workload.source
-    if source and Path(source).is_file() and trained.get("sha256") == data_hash(source):
+    digest = getattr(workload, "source_sha256", None)  # an InputsView (check_inputs) holds no path
+    if digest is None and workload.source and Path(workload.source).is_file():
+        digest = data_hash(workload.source)
+    if digest is not None and trained.get("sha256") == digest:
         return "it was trained on the simulated workload itself"
     ours = workload.extra.get("conversion") if isinstance(workload.extra.get("conversion"), dict) else {}
     theirs = trained.get("conversion") or {}

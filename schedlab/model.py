@@ -101,6 +101,12 @@ class Job:
         """The job's name within its workload (Batsim's `job_id` column of jobs.csv)."""
         return self.id.split("!", 1)[1] if "!" in self.id else self.id
 
+    def view(self) -> Job:
+        """An equal copy, what an engine hands a scheduler: the engine keeps its own Job, so a
+        scheduler that rewrites the one it holds (even through `object.__setattr__`) changes
+        nothing the engine does (when it kills the job, what jobs.csv says)."""
+        return Job(self.id, self.submit_time_s, self.res, self.walltime_s, self.profile, self.extra)
+
 
 @dataclass(frozen=True, slots=True)
 class Platform:

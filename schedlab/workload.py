@@ -41,6 +41,31 @@ class Workload:
         return obj
 
 
+@dataclass(frozen=True)
+class InputsView(Workload):
+    """What `Scheduler.check_inputs` is given to check its files against (`inputs_view`): the jobs
+    (copies: ids, sizes, submit times, walltimes, extra fields), the workload's own fields, the
+    profiles' names and types but never their delays, no path to the file (`source` is empty) but
+    its sha256 (a model trained on the file itself is known by it)."""
+
+    source_sha256: str | None = None
+
+
+def inputs_view(workload: Workload) -> InputsView:
+    """`workload` as `Scheduler.check_inputs` sees it: everything it needs to validate options and
+    files against (sizes, submit times, walltimes, extra fields), nothing a plan could use to look
+    ahead (no run time, no path to open)."""
+    from types import MappingProxyType
+
+    from schedlab.paths import sha256_file
+
+    digest = sha256_file(workload.source) if workload.source and Path(workload.source).is_file() else None
+    profiles = {name: Profile(name, profile.type, None, MappingProxyType({"type": profile.type}))
+                for name, profile in workload.profiles.items()}
+    return InputsView(name=workload.name, jobs=tuple(job.view() for job in workload.jobs), profiles=profiles,
+                      nb_res=workload.nb_res, source="", extra=workload.extra, source_sha256=digest)
+
+
 def _line_of_job(text: str, raw_id: Any, occurrence: int = 0) -> int | None:
     """Best-effort line of a job object: the `occurrence`-th `"id": <raw_id>` in the text (JSON
     parsers keep no positions)."""

@@ -50,7 +50,9 @@ class Scheduler:
 
     def check_inputs(self, workload: Any) -> None:
         """Extension point: check the files the options name against the workload to simulate
-        (InputError: one line naming the option and file), before any output is touched."""
+        (InputError: one line naming the option and file), before any output is touched. `workload`
+        is an `InputsView`: sizes, submit times, walltimes, extra fields and profile types, never a
+        run time nor the file's path (its `source_sha256` instead)."""
 
     # ---- hooks (record only)
     def on_simulation_begins(self, platform: Platform, now: float) -> None:

@@ -219,3 +219,131 @@ def test_a_ret_batsim_would_misread_is_refused(tmp_path, capsys, ret):
     assert main(["simulate", "-p", str(platform), "-w", str(workload), "-s", "fcfs", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "ret" in err and "w.json" in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------ one rule in both engines (issue 40)
+
+
+def both_engines(tmp_path, specs, scheduler, nb_res=4):
+    """The ideal engine's and the Batsim-timed engine's runs of fresh `scheduler()` instances."""
+    from schedlab.engine.batsim_network import message_routes
+    from schedlab.engine.batsim_timed import BatsimTimedEngine
+    from schedlab.platform import load_platform
+
+    path = tmp_path / f"c{nb_res}.xml"
+    path.write_text(cluster_xml(nb_res))
+    ideal = Engine(Platform.homogeneous(nb_res), make_workload(specs), scheduler())
+    timed = BatsimTimedEngine(load_platform(path), make_workload(specs), scheduler(), routes=message_routes(path))
+    return {"ideal": ideal, "batsim": timed}
+
+
+class KillAfterItsEnd(Scheduler):
+    """FCFS one job at a time on resource 0; kills `a` once its end has been reported."""
+
+    def __init__(self, victim_state="ended"):
+        super().__init__()
+        self.waiting, self.ended, self.victim_state = [], [], victim_state
+
+    def on_job_submitted(self, job, now):
+        self.waiting.append(job.id)
+
+    def on_job_completed(self, job_id, state, now):
+        self.ended.append(job_id)
+
+    def decide(self, now):
+        decisions = []
+        running = len(self.ended) < 2 - len(self.waiting)  # started and not yet ended
+        if self.waiting and not running:
+            decisions.append(Execute(self.waiting.pop(0), ProcSet(0)))
+        if self.victim_state == "waiting" and self.waiting:
+            self.victim_state = "done"
+            decisions.append(Kill((self.waiting[0],)))
+        if "w0!a" in self.ended and self.victim_state == "ended":
+            self.victim_state = "done"
+            decisions.append(Kill(("w0!a",)))
+        return decisions
+
+
+@pytest.mark.parametrize("engine_kind", ["ideal", "batsim"])
+@pytest.mark.parametrize(("victim", "message"), [("ended", "already sent and forgotten"),
+                                                  ("waiting", "not being executed nor completed")])
+def test_a_kill_batsim_aborts_on_aborts_both_engines(tmp_path, engine_kind, victim, message):
+    """KILL_JOB of a job whose end was reported, or of one still waiting: real Batsim 4.2.1
+    aborts; both engines say so (the ideal engine used to ignore it)."""
+    engines = both_engines(tmp_path, [("a", 0, 1, 10, None), ("b", 0, 1, 10, None)],
+                           lambda: KillAfterItsEnd(victim))
+    with pytest.raises(SimulationError, match=message):
+        engines[engine_kind].run()
+
+
+class KillTwiceOnCall(Scheduler):
+    """Starts every job at once with a call 4 s later, where it kills `a` twice in one reply."""
+
+    def __init__(self):
+        super().__init__()
+        self.waiting, self.called, self.next_free = [], False, 0
+
+    def on_job_submitted(self, job, now):
+        self.waiting.append(job)
+
+    def on_job_completed(self, job_id, state, now):
+        pass
+
+    def on_requested_call(self, now):
+        self.called = True
+
+    def decide(self, now):
+        decisions = []
+        for job in self.waiting:
+            decisions += [Execute(job.id, ProcSet((self.next_free, self.next_free + job.res - 1))), CallMeLater(now + 4)]
+            self.next_free += job.res
+        self.waiting = []
+        if self.called:
+            self.called = False
+            decisions.append(Kill(("w0!a", "w0!a")))
+            decisions.append(Kill(("w0!a",)))
+        return decisions
+
+
+@pytest.mark.parametrize("engine_kind", ["ideal", "batsim"])
+def test_a_repeated_kill_in_one_reply_is_ignored_by_both_engines(tmp_path, engine_kind):
+    engine = both_engines(tmp_path, SPECS, KillTwiceOnCall)[engine_kind]
+    engine.run()
+    assert engine.records["w0!a"].state is JobState.COMPLETED_KILLED
+    assert engine.records["w0!b"].state is JobState.COMPLETED_SUCCESSFULLY
+
+
+class WalltimeRewriter(Scheduler):
+    """Starts each job at once on its own resources and rewrites the walltime (and size) of the
+    Job object it was handed: the engine must go on with its own."""
+
+    def __init__(self):
+        super().__init__()
+        self.waiting, self.next_free = [], 0
+
+    def on_job_submitted(self, job, now):
+        object.__setattr__(job, "walltime_s", 1.0)
+        object.__setattr__(job, "res", 1)
+        self.waiting.append(job)
+
+    def on_job_completed(self, job_id, state, now):
+        pass
+
+    def decide(self, now):
+        decisions = []
+        for job in self.waiting:
+            decisions.append(Execute(job.id, ProcSet((self.next_free, self.next_free + 1))))
+            self.next_free += 2
+        self.waiting = []
+        return decisions
+
+
+@pytest.mark.parametrize("engine_kind", ["ideal", "batsim"])
+def test_a_scheduler_rewriting_its_job_objects_changes_nothing_the_engine_does(tmp_path, engine_kind):
+    engine = both_engines(tmp_path, SPECS, WalltimeRewriter)[engine_kind]
+    engine.run()
+    for job_id in ("w0!a", "w0!b"):
+        record = engine.records[job_id]
+        assert record.state is JobState.COMPLETED_SUCCESSFULLY  # ran its 10 s: not killed at the "1 s"
+        assert record.finish_s - record.start_s == pytest.approx(10.0, abs=1e-3)
+        assert record.job.walltime_s == 20.0 and record.job.res == 2

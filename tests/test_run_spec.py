@@ -95,3 +95,26 @@ def test_a_campaign_refuses_batsim_timing_on_a_platform_it_does_not_model(tmp_pa
     campaign.write_text(CAMPAIGN.format(timing="batsim", workload=workload, platform=platform))
     one_line_error(capsys, ["experiment", "run", str(campaign), "-o", str(tmp_path / "c")], "network/TCP-gamma")
     assert not (tmp_path / "c").exists()
+
+
+def test_check_inputs_is_given_no_run_time_and_no_path(tmp_path):
+    """Scheduler.check_inputs validates options against the workload: it gets sizes, submit times
+    and walltimes (copies), profile types, the file's sha256, never a delay nor the file's path
+    (a scheduler could fit on those and plan with the real run times)."""
+    from schedlab.paths import sha256_file
+    from schedlab.schedulers.fcfs import FCFS
+
+    seen = []
+
+    class Peeking(FCFS):
+        def check_inputs(self, workload):
+            seen.append(workload)
+
+    workload_path, platform_path = inputs(tmp_path)
+    simulate(platform_path, workload_path, Peeking(), out=tmp_path / "o")
+    (view,) = seen
+    assert len(view.jobs) == len(SPECS) and view.jobs[3].res == 1 + 3 % 4 and view.jobs[3].submit_time_s == 21
+    assert {profile.delay_s for profile in view.profiles.values()} == {None}
+    assert all(dict(profile.raw) == {"type": "delay"} for profile in view.profiles.values())
+    assert view.source == "" and str(workload_path) not in repr(view)
+    assert view.source_sha256 == sha256_file(workload_path)

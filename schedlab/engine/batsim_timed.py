@@ -196,7 +196,7 @@ class BatsimTimedEngine:
         for job in jobs:
             self.records[job.id].state = JobState.SUBMITTED
             self._nb_submitted += 1
-            self._events.append((Event.JOB_SUBMITTED, job, self._kernel.now))
+            self._events.append((Event.JOB_SUBMITTED, job.view(), self._kernel.now))  # the scheduler's copy
         yield from ()
 
     def _row(self, record: JobRecord) -> None:
@@ -262,15 +262,9 @@ class BatsimTimedEngine:
     def _kill(self, decision: Kill, now: float) -> Process:
         asked = []
         for job_id in decision.job_ids:  # server_on_kill_jobs' checks, in its order
-            record = self.ledger.record(job_id, "KILL_JOB", now)
-            if job_id in self._deleted:
-                raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, whose end Batsim has already "
-                                      "sent and forgotten (Batsim 4.2.1 aborts: 'it does not exist')")
+            self.ledger.to_kill(job_id, now, forgotten=job_id in self._deleted)
             if job_id in self._kill_asked:
                 continue  # a repeated kill is ignored
-            if record.state is not JobState.RUNNING and not record.state.is_complete:
-                raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, which is {record.state.value}: "
-                                      "not being executed nor completed (Batsim 4.2.1 aborts on this)")
             self._kill_asked.add(job_id)  # a job ended but not yet reported is accepted: nothing to kill
             asked.append(job_id)
         if asked:

@@ -11,6 +11,7 @@ Illegal decisions raise SimulationError, as Batsim aborts on them.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,6 +54,7 @@ class Engine:
         self.records: dict[str, JobRecord] = self.ledger.records
         self.finished: list[str] = self.ledger.finished  # completion (or rejection) order: jobs.csv's rows
         self.nb_decisions = 0
+        self._kills_at: tuple[float, set[str]] = (-math.inf, set())  # jobs killed at one instant (a repeat is ignored)
         self.nb_steps = 0
         self._heap: list[tuple[float, Event, int, Any]] = []  # (time, kind = priority, seq, payload)
         self._seq = 0
@@ -115,6 +117,7 @@ class Engine:
                 payload = (payload.job.id, payload.state)
             elif kind is Event.JOB_SUBMITTED:
                 self.records[payload.id].state = JobState.SUBMITTED
+                payload = payload.view()  # the scheduler's copy: the engine's own stays as it is
             elif kind is Event.JOBS_KILLED:  # each killed job's completion is told first
                 notices.extend((Event.JOB_COMPLETED, (job_id, JobState.COMPLETED_KILLED)) for job_id in payload)
             elif kind is Event.DEFERRED_DECISIONS:
@@ -197,12 +200,22 @@ class Engine:
         self._push(now + runtime, Event.JOB_COMPLETED, record)
 
     def _kill(self, decision: Kill, now: float) -> None:
+        """Batsim's rule (JobLedger.to_kill): the end of every job that ended before this reply has
+        been sent with the request it answers, so Batsim has forgotten it; a job killed by an earlier
+        kill of this same instant is ignored, as Batsim ignores a repeated kill."""
         killed = []
+        if self._kills_at[0] != now:
+            self._kills_at = (now, set())
+        asked = self._kills_at[1]
         for job_id in decision.job_ids:
-            record = self.ledger.record(job_id, "KILL_JOB", now)
-            if record.state is JobState.RUNNING:
+            record = self.records.get(job_id)
+            repeated = job_id in asked
+            self.ledger.to_kill(job_id, now, forgotten=record is not None and record.state.is_complete
+                                and not repeated)
+            if record is not None and record.state is JobState.RUNNING:
                 self.ledger.finish(record, JobState.COMPLETED_KILLED, now)
                 killed.append(job_id)
+                asked.add(job_id)
         # Batsim 4.2.1 answers a kill with JOB_COMPLETED(COMPLETED_KILLED) then JOB_KILLED.
         self._push(now, Event.JOBS_KILLED, killed)
 

@@ -50,6 +50,20 @@ class JobLedger:
             raise SimulationError(f"{what} for unknown job '{job_id}' at t={now!r}")
         return record
 
+    def to_kill(self, job_id: str, now: float, *, forgotten: bool) -> JobRecord:
+        """The record of a job a KILL_JOB names, with Batsim 4.2.1's checks (server_on_kill_jobs, in
+        its order), which both engines apply: an unknown job aborts, so does one whose end Batsim has
+        sent (`forgotten`: Batsim deletes a job once the message reporting its end is out, "it does
+        not exist"), and so does one neither running nor complete."""
+        record = self.record(job_id, "KILL_JOB", now)
+        if forgotten:
+            raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, whose end Batsim has already "
+                                  "sent and forgotten (Batsim 4.2.1 aborts: 'it does not exist')")
+        if record.state is not JobState.RUNNING and not record.state.is_complete:
+            raise SimulationError(f"KILL_JOB for job '{job_id}' at t={now!r}, which is {record.state.value}: "
+                                  "not being executed nor completed (Batsim 4.2.1 aborts on this)")
+        return record
+
     def submitted(self, job_id: str, what: str, now: float) -> JobRecord:
         """The record of a submitted job not yet decided, which `what` decides."""
         record = self.record(job_id, what, now)

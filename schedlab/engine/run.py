@@ -26,7 +26,7 @@ from schedlab.errors import InputError, SchedlabError
 from schedlab.host import Closable, EngineSurface
 from schedlab.model import Platform
 from schedlab.outputs import build_summary, write_outputs
-from schedlab.workload import Workload
+from schedlab.workload import Workload, inputs_view
 
 #: where an incomplete run goes when its results directory holds an earlier complete run
 INCOMPLETE_DIR = "incomplete"
@@ -174,7 +174,7 @@ class RunSpec:
         workload (`Scheduler.check_inputs`), and the workload against what the engine accepts."""
         if self.scheduler is not None and self.check_scheduler_inputs:
             with self._said_by_scheduler("check_inputs"):
-                self.scheduler.check_inputs(self.workload)
+                self.scheduler.check_inputs(inputs_view(self.workload))  # never the run times
         Engine.check_workload(self.workload)
 
     def prepare(self, *, checked: bool = False) -> PreparedRun:

@@ -114,13 +114,14 @@ def checked_scheduler(run: Run, workload: Any) -> Any:
     from schedlab.experiments.campaign import HISTORY
     from schedlab.experiments.plan import resolve_history
     from schedlab.schedulers.base import create_scheduler, raised_by
+    from schedlab.workload import inputs_view
 
     options = resolve_history({**run.options, **(run.files or {})}, run.history_path,
                               run.workload_path)
     scheduler = create_scheduler(run.scheduler_name, option_values(options))
     if HISTORY not in run.options.values():
         with raised_by(type(scheduler), run.scheduler_name, "check_inputs", bad_options=False):
-            scheduler.check_inputs(workload)
+            scheduler.check_inputs(inputs_view(workload))  # never the run times
     return scheduler
 
 
