@@ -30,21 +30,28 @@ def cmd_check(args: argparse.Namespace) -> int:
         create_scheduler(args.scheduler, options).prepare()
     except InputError as exc:
         raise option_named(exc, options) from None
-    if args.resources < 2:
+    if args.resources is not None and args.resources < 2:
         raise InputError(f"--resources must be at least 2, got {args.resources}")
-    extra = None
+    if args.max_times_easy is not None and not args.max_times_easy > 0:
+        raise InputError(f"--max-times-easy must be > 0, got {args.max_times_easy}")
+    extra, extra_nb_res = None, None
     if args.workload:
         from dataclasses import replace
 
         from schedlab.engine import Engine
-        from schedlab.workload import load_workload
+        from schedlab.schedulers.base import raised_by
+        from schedlab.workload import inputs_view, load_workload
 
         full = load_workload(args.workload, name="yours")
         Engine.check_workload(full)
-        jobs = tuple(job for job in full.jobs if job.res <= args.resources)[:args.jobs]
+        extra_nb_res = args.resources or full.nb_res or 16
+        jobs = tuple(job for job in full.jobs if job.res <= extra_nb_res)[:args.jobs]
         if not jobs:
-            raise InputError(f"no job of at most {args.resources} resources (--resources)", path=args.workload)
+            raise InputError(f"no job of at most {extra_nb_res} resources (--resources)", path=args.workload)
         extra = replace(full, jobs=jobs)
+        scheduler = create_scheduler(args.scheduler, options)
+        with raised_by(type(scheduler), args.scheduler, "check_inputs", bad_options=False):
+            scheduler.check_inputs(inputs_view(full))  # as simulate checks it: a refusal is bad input
     out = Path(args.out) if args.out else None
     if out is not None and out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory (expected an output directory)", path=str(out))
@@ -53,15 +60,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         return create_scheduler(args.scheduler, options)
 
     say = (lambda text: None) if args.quiet else (lambda text: print(f"  ... {text}", file=sys.stderr, flush=True))
-    report = check_scheduler(factory, args.scheduler, options=options, nb_res=args.resources, extra=extra, out_dir=out,
-                             progress=say)
+    report = check_scheduler(factory, args.scheduler, options=options, nb_res=args.resources or 16, extra=extra,
+                             extra_nb_res=extra_nb_res, workload_path=args.workload, out_dir=out, progress=say,
+                             max_times_easy=args.max_times_easy, argv=sys.argv)
     for line in report.lines:
         print(f"ok    {line}")
+    for warning in report.warnings:
+        print(f"warn  {warning}")
     for finding in report.findings:
         print(f"FAIL  {finding.check}: {finding.message}")
+        if finding.cause:
+            print(f"      cause: {finding.cause}")
         for path in finding.files:
             print(f"      wrote {path}")
-    if report.findings and out is None:
+    if report.findings and out is None and any(f.check == "rules" for f in report.findings):
         print("      (--out DIR writes the smallest workload found, with a platform and a replay command)")
     return 0 if report.ok else EXIT_FAILURE
 
@@ -93,7 +105,7 @@ def _check_use(args: argparse.Namespace):
 
     use = FileUse().read("the workload (-w)", args.workload)
     scheduler_files(use, args.scheduler, args.option)
-    return use.into("--out", args.out, reproduction_files(args.resources))
+    return use.into("--out", args.out, reproduction_files(args.resources or 16))
 
 
 def _entry_use(args: argparse.Namespace):
@@ -118,12 +130,15 @@ def add_parsers(sub: Any, add_scheduler_args: Any) -> None:
                     "change when only later-ending jobs' run times do), determinism, and measures the "
                     "scheduling time against EASY's. Exit 0 when every check holds, 1 otherwise.")
     add_scheduler_args(c, positional=True)
-    c.add_argument("--resources", type=int, default=16, help="resources of the checked platform")
+    c.add_argument("--resources", type=int, help="resources of the platform of the edge-case and trace-like "
+                                                "workloads (default 16) and of --workload's (default its nb_res)")
     c.add_argument("--workload", "-w", help="also check on this Batsim JSON workload (its first --jobs jobs "
                                             "that fit --resources)")
     c.add_argument("--jobs", type=int, default=500, help="jobs taken from --workload")
     c.add_argument("--out", "-o", help="directory for the smallest workload that shows a violation, with a "
                                        "platform and a replay command (written only on a violation)")
+    c.add_argument("--max-times-easy", type=float, metavar="X",
+                   help="fail when the scheduling time per job at the largest speed size exceeds X times EASY's")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     c.set_defaults(func=cmd_check, files=_check_use)
 

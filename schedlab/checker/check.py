@@ -1,0 +1,343 @@
+"""`schedlab scheduler check`: the checks, run on every workload (the built-in ones and the user's),
+and the report. Which process runs what: the runs of rules, determinism and look-ahead in child
+processes (sandbox.py) that see only copies of the user's files; speed in this process."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schedlab.checker.perturb import Changes, apply_changes, arrival_changes, runtime_changes
+from schedlab.checker.runs import DEFAULT_BUDGETS, Budgets, RunResult
+from schedlab.checker.sandbox import Sandbox, execute
+from schedlab.checker.workloads import CheckWorkload, builtin_workloads
+from schedlab.workload import Workload
+
+Factory = Callable[[], Any]
+HASH_SEEDS = (12345, 54321)
+#: quantiles of the base run's job ends (run times) and submissions (arrivals) where cuts fall
+RUNTIME_CUTS, ARRIVAL_CUTS = (0.25, 0.6), (0.3, 0.65)
+
+
+@dataclass
+class Finding:
+    check: str  # rules | progress | determinism | look-ahead | speed
+    message: str
+    files: list[str] = field(default_factory=list)
+    cause: str = ""  # what the evidence points to, in a few words
+
+
+@dataclass
+class CheckReport:
+    lines: list[str] = field(default_factory=list)  # what held, and the speed
+    findings: list[Finding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # legal under Batsim, worth a look
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+class _Runner:
+    """Runs in child processes (a Sandbox), or in this process when no child can make the scheduler."""
+
+    def __init__(self, factory: Factory, sandbox: Sandbox | None, budgets: Budgets) -> None:
+        self.factory, self.sandbox, self.budgets = factory, sandbox, budgets
+
+    def __call__(self, runs: list[dict[str, Any]], *, hash_seed: int = HASH_SEEDS[0], mode: str = "runs") -> list[Any]:
+        if not runs:
+            return []
+        if self.sandbox is not None:
+            return self.sandbox.run(runs, hash_seed=hash_seed, budgets=self.budgets, mode=mode)
+        from dataclasses import asdict
+
+        lines: list[str] = []
+        execute({"runs": runs, "mode": mode, "budgets": asdict(self.budgets)}, self.factory, lines.append, None)
+        return [RunResult.from_json(line) if mode == "runs" else json.loads(line) for line in lines]
+
+
+def _first_difference(first: RunResult, second: RunResult, up_to_s: float | None = None) -> str | None:
+    """Where two runs' decisions (up to `up_to_s`) or, without a cut, jobs.csv rows first differ."""
+    a = [entry for entry in first.log if up_to_s is None or entry[0] <= up_to_s]
+    b = [entry for entry in second.log if up_to_s is None or entry[0] <= up_to_s]
+    for (now_a, decisions_a), (now_b, decisions_b) in zip(a, b, strict=False):
+        if (now_a, decisions_a) != (now_b, decisions_b):
+            return (f"the decisions at t={min(now_a, now_b):g}: {decisions_a or 'none'} became "
+                    f"{decisions_b or 'none'}")
+    if len(a) != len(b):
+        at = f" up to t={up_to_s:g}" if up_to_s is not None else ""
+        return f"the number of decide calls{at}: {len(a)} became {len(b)}"
+    if up_to_s is None and first.rows != second.rows:
+        row = next((i for i, (x, y) in enumerate(zip(first.rows, second.rows, strict=False)) if x != y),
+                   min(len(first.rows), len(second.rows)))
+        return f"jobs.csv row {row + 1}"
+    return None
+
+
+def _cuts(values: list[float], quantiles: tuple[float, ...]) -> list[float]:
+    values = sorted(values)
+    return sorted({values[int(q * (len(values) - 1))] for q in quantiles}) if values else []
+
+
+def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] | None = None, nb_res: int = 16,
+                    extra: Workload | None = None, extra_nb_res: int | None = None, workload_path: str | None = None,
+                    out_dir: Path | None = None, progress: Callable[[str], None] | None = None,
+                    speed_sizes: tuple[int, ...] = (1000, 2000, 4000), max_times_easy: float | None = None,
+                    budgets: Budgets = DEFAULT_BUDGETS, argv: list[str] | None = None,
+                    in_child: bool | None = None) -> CheckReport:
+    """Every check on every workload: the built-in ones (edge cases and a trace-like one on `nb_res`
+    resources, the coverage ones on their own) and `extra` (a user's, from `workload_path`, on
+    `extra_nb_res`). `spec` and `options` name the scheduler `factory` makes: the child processes
+    and reproductions make it from them. `in_child`: None = in child processes when they can make
+    it."""
+    options = dict(options or {})
+    report = CheckReport()
+    say = progress or (lambda text: None)
+    cases = builtin_workloads(nb_res)
+    if extra is not None:  # first: a scheduler that reads its file once, at import, reads this one
+        cases.insert(0, CheckWorkload("yours", extra, extra_nb_res or extra.nb_res or nb_res))
+    docs = {case.label: case.workload.to_json() for case in cases}
+    sizes = {case.label: case.nb_res for case in cases}
+    sandbox = _sandbox(spec, options, workload_path if extra is not None else None, argv, in_child)
+    if sandbox is None:
+        report.lines.append("note: the scheduler was checked in this process (no child process could make "
+                            f"{spec!r}): what it reads from outside the engine is not checked")
+    runner = _Runner(factory, sandbox, budgets)
+    option_docs = sandbox.option_docs() if sandbox is not None else {}
+
+    def runs_of(labels: list[str], changes: dict[str, Changes] | None = None) -> list[dict[str, Any]]:
+        runs = []
+        for label in labels:
+            change = (changes or {}).get(label)
+            doc = docs[label] if change is None else apply_changes(docs[label], change, simulated=True)
+            files = {name: (apply_changes(other, change, simulated=False) if change is not None and label == "yours"
+                            else other) for name, other in option_docs.items()}
+            runs.append({"label": label, "nb_res": sizes[label], "doc": doc, "files": files})
+        return runs
+
+    say(f"runs on {len(cases)} workloads")
+    base = {r.label: r for r in runner(runs_of(list(docs)))}
+    clean = _rules(report, base, runner, docs, sizes, spec, options, out_dir, say)
+    for result in base.values():
+        for kind, ids in result.warnings.items():
+            report.warnings.append(f"{len(ids)} job(s) {kind} on {result.label} (first: {ids[0]}): legal under "
+                                   "Batsim, but is it what you meant?")
+
+    if clean:
+        say("determinism and look-ahead")
+        variants: dict[str, tuple[dict[str, Changes] | None, int]] = {
+            "again": (None, HASH_SEEDS[0]), "hash": (None, HASH_SEEDS[1])}
+        for number, quantile_cuts in enumerate(zip(RUNTIME_CUTS, ARRIVAL_CUTS, strict=True)):
+            runtime, arrival = {}, {}
+            for label in clean:
+                result = base[label]
+                spans = {name: (span[0], span[1]) for name, span in result.spans.items()}
+                ends = [span[1] for span in result.spans.values() if span[1] is not None]
+                for cut_s in _cuts(ends, (quantile_cuts[0],)):
+                    change = runtime_changes(docs[label], spans, cut_s, seed=number)
+                    if not change.empty:
+                        runtime[label] = change
+                submits = [float(raw["subtime"]) for raw in docs[label]["jobs"]]
+                for cut_s in _cuts(submits, (quantile_cuts[1],)):
+                    change = arrival_changes(docs[label], cut_s, seed=number, nb_res=sizes[label])
+                    if not change.empty:
+                        arrival[label] = change
+            variants[f"run times {number}"] = (runtime, HASH_SEEDS[0])
+            variants[f"arrivals {number}"] = (arrival, HASH_SEEDS[0])
+
+        def run_variant(item: tuple[str, tuple[dict[str, Changes] | None, int]]) -> tuple[str, dict[str, RunResult]]:
+            name, (changes, seed) = item
+            labels = clean if changes is None else [label for label in clean if label in changes]
+            return name, {r.label: r for r in runner(runs_of(labels, changes), hash_seed=seed)}
+
+        with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+            outcomes = dict(pool.map(run_variant, variants.items()))
+        _judge(report, base, outcomes, variants, clean, runner, runs_of)
+
+    if "trace" in base and base["trace"].failure is None:
+        say("speed")
+        _speed(report, factory, nb_res, speed_sizes, max_times_easy, budgets)
+    return report
+
+
+def _sandbox(spec: str, options: Mapping[str, Any], workload_path: str | None, argv: list[str] | None,
+             in_child: bool | None) -> Sandbox | None:
+    if in_child is False:
+        return None
+    from schedlab.schedulers.base import scheduler_class
+
+    try:
+        scheduler_class(spec)
+    except Exception:
+        if in_child:
+            raise
+        return None
+    module, colon, name = spec.rpartition(":")
+    if colon and module.endswith(".py"):
+        spec = f"{Path(module).resolve()}:{name}"  # the child works elsewhere
+    return Sandbox(spec, options, workload_path=workload_path, argv=argv)
+
+
+def _rules(report: CheckReport, base: dict[str, RunResult], runner: _Runner, docs: dict[str, Any],
+           sizes: dict[str, int], spec: str, options: Mapping[str, Any], out_dir: Path | None,
+           say: Callable[[str], None]) -> list[str]:
+    """Rules, progress and refusals of the base runs; the labels whose runs are clean."""
+    clean, shrunk = [], False
+    for label, result in base.items():
+        if result.kind == "refused":
+            report.lines.append(f"not run on {label}: {result.failure}")
+        elif result.kind == "progress":
+            report.findings.append(Finding("progress", f"{label} ({result.nb_jobs} jobs): {result.failure}",
+                                           cause="no progress"))
+        elif result.failure is not None:
+            files, message = [], f"{label} ({result.nb_jobs} jobs): {result.failure}"
+            if not shrunk:  # the first violation is shrunk: later ones are often the same
+                shrunk = True
+                say(f"shrinking the {label} workload")
+                small = runner([{"label": label, "nb_res": sizes[label], "doc": docs[label], "files": {},
+                                 "failure": result.failure}], mode="shrink")[0]
+                if small.get("doc") is not None:
+                    message += f"; reproduced with {len(small['doc']['jobs'])} job(s)"
+                    if out_dir is not None:
+                        files = _write_reproduction(out_dir, f"violation-{label}", sizes[label], small["doc"],
+                                                    small["failure"], spec, options)
+            cause = "raises" if result.kind == "raised" else "breaks Batsim's rules"
+            report.findings.append(Finding("rules", message, files, cause=cause))
+        else:
+            clean.append(label)
+    if clean and len(clean) == len(base):
+        total = sum(r.nb_jobs for r in base.values())
+        report.lines.append(f"rules: held on {len(base)} workloads ({total:,} jobs: "
+                            + ", ".join(f"{label} on {sizes[label]}" for label in base) + " resources)")
+    return clean
+
+
+def _judge(report: CheckReport, base: dict[str, RunResult], outcomes: dict[str, dict[str, RunResult]],
+           variants: Mapping[str, Any], clean: list[str], runner: _Runner, runs_of: Callable[..., Any]) -> None:
+    """Determinism first (a run that changes by itself would read as look-ahead), then look-ahead,
+    each suspicion confirmed by repeating the unperturbed run."""
+    unstable = {}
+    for label in clean:
+        where = _first_difference(base[label], outcomes["again"].get(label, base[label]))
+        if where is not None:
+            unstable[label] = where
+    if unstable:
+        label, where = next(iter(unstable.items()))
+        report.findings.append(Finding(
+            "determinism", f"two runs of {label} in the same conditions differ: {where} (a wall clock, an unseeded "
+                           "random generator, a timing?)", cause="changes from run to run"))
+        return
+    hashed = {label: where for label in clean
+              if (where := _first_difference(base[label], outcomes["hash"].get(label, base[label]))) is not None}
+    if hashed:
+        label, where = next(iter(hashed.items()))
+        report.findings.append(Finding(
+            "determinism", f"a process with another PYTHONHASHSEED ({HASH_SEEDS[1]}) differs on {label}: {where} (an "
+                           "order that follows string hashing, e.g. of a set)", cause="follows string hashing"))
+    else:
+        report.lines.append(f"determinism: the same decisions and jobs.csv rows on {len(clean)} workloads from "
+                            "two processes, and from one with another hash seed")
+    suspects: list[tuple[str, str, Changes, str]] = []
+    broken: list[tuple[str, Changes, RunResult]] = []
+    for name, outcome in outcomes.items():
+        changes = variants[name][0]
+        if changes is None:
+            continue
+        for label, result in outcome.items():
+            change = changes[label]
+            if result.kind == "input":  # a perturbed workload the engine refuses: ours to fix
+                raise RuntimeError(f"the checker perturbed {label} wrongly: {result.failure}")
+            where = _first_difference(base[label], result, up_to_s=change.cut_s)
+            if where is not None:
+                suspects.append((name, label, change, where))
+                break
+            if result.failure is not None:
+                broken.append((label, change, result))
+    for label, change, result in broken[:1]:
+        what = "run times of jobs ending" if change.kind == "run times" else "jobs submitted"
+        report.findings.append(Finding("progress" if result.kind == "progress" else "rules",
+                                       f"{label} with other {what} after t={change.cut_s:g}: {result.failure}",
+                                       cause="no progress" if result.kind == "progress" else
+                                       "raises" if result.kind == "raised" else "breaks Batsim's rules"))
+    if not suspects:
+        report.lines.append(f"look-ahead: none (decisions up to each cut unchanged when the run times of later-ending "
+                            f"jobs or the jobs submitted later change; {len(clean)} workloads, "
+                            f"{sum(len(o) for n, o in outcomes.items() if variants[n][0] is not None)} runs)")
+        return
+    labels = sorted({label for _, label, _, _ in suspects})
+    repeat = {r.label: r for r in runner(runs_of(labels))}
+    for _, label, change, _ in suspects:
+        again = repeat.get(label)
+        if again is None or _first_difference(base[label], again, up_to_s=change.cut_s) is not None:
+            report.findings.append(Finding(
+                "determinism", f"two runs of {label} in the same conditions differ up to t={change.cut_s:g} (a wall "
+                               "clock, an unseeded random generator, a timing?)", cause="changes from run to run"))
+            return
+    seen = set()
+    for _, label, change, where in suspects:
+        if change.kind in seen:
+            continue
+        seen.add(change.kind)
+        if change.kind == "run times":
+            message = (f"{where} when only the run times of jobs ending after t={change.cut_s:g} changed "
+                       f"({len(change.runtimes_s)} jobs; workload {label})")
+            cause = "reads run times (profiles, profile names, the workload's file, the engine's memory)"
+        else:
+            message = (f"{where} when only jobs submitted after t={change.cut_s:g} changed ({len(change.removed)} "
+                       f"removed, {len(change.shifted_s)} shifted, {len(change.added)} added; workload {label})")
+            cause = "sees future arrivals (the workload's file, the engine's memory)"
+        report.findings.append(Finding("look-ahead", message, cause=cause))
+
+
+def _speed(report: CheckReport, factory: Factory, nb_res: int, sizes: tuple[int, ...], max_times_easy: float | None,
+           budgets: Budgets) -> None:
+    from schedlab.checker.speed import measure
+
+    speed = measure(factory, nb_res, sizes, budgets=budgets)
+    if speed.failure is not None:
+        report.findings.append(Finding("rules", f"during the speed runs, {speed.failure}", cause="breaks Batsim's rules"
+                                       if "rule broken" in speed.failure else "raises or stalls"))
+        return
+    line = speed.line()
+    if max_times_easy is not None and speed.sizes and speed.ratio() > max_times_easy:
+        report.findings.append(Finding("speed", f"{line[len('speed: '):]}: more than --max-times-easy "
+                                                f"{max_times_easy:g}", cause="too slow"))
+    else:
+        report.lines.append(line)
+
+
+def reproduction_files(nb_res: int) -> list[str]:
+    """The names `--out` may receive (a violation's workload, replay text, platform)."""
+    labels = [case.label for case in builtin_workloads(max(nb_res, 2))] + ["yours"]
+    sizes = sorted({nb_res, 100, 1000})
+    return ([f"violation-{label}{ext}" for label in labels for ext in (".json", ".txt")]
+            + [f"platform{size}.xml" for size in sizes])
+
+
+def _write_reproduction(out_dir: Path, label: str, nb_res: int, doc: dict[str, Any], failure: str,
+                        spec: str, options: Mapping[str, Any]) -> list[str]:
+    """The shrunk workload, a platform and a replay command with absolute paths (it replays from
+    anywhere), quoting the shrunk workload's own failure."""
+    import shlex
+
+    from schedlab.paths import write_text_atomic
+    from schedlab.platforms.generate import cluster_xml
+
+    out_dir = out_dir.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    workload_path, platform_path = out_dir / f"{label}.json", out_dir / f"platform{nb_res}.xml"
+    body = {**doc, "nb_res": nb_res, "description": f"schedlab scheduler check: {failure}"}
+    write_text_atomic(workload_path, json.dumps(body, indent=1) + "\n")
+    write_text_atomic(platform_path, cluster_xml(nb_res))
+    module, colon, name = spec.rpartition(":")
+    if colon and module.endswith(".py"):
+        spec = f"{Path(module).resolve()}:{name}"
+    words = ["schedlab", "simulate", "-p", str(platform_path), "-w", str(workload_path), "-s", spec,
+             *[item for key, value in options.items() for item in ("-O", f"{key}={value}")], "-o", str(out_dir / label)]
+    write_text_atomic(out_dir / f"{label}.txt", f"{failure}\n\nreplay: {shlex.join(words)}\n")
+    return [str(workload_path), str(platform_path)]

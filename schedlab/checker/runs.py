@@ -1,0 +1,226 @@
+"""One checked run, in whatever process runs it: the scheduler made fresh, its `check_inputs` given
+what `simulate` gives it, prepared, run on the engine under budgets (simulated time, decisions, wall
+clock, memory), its decisions logged; and the shrinking of a failing workload."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from schedlab.checker.invariants import invariant_failure, suspicious
+from schedlab.engine import Engine
+from schedlab.errors import InputError, SchedlabError
+from schedlab.model import JobState, Platform
+from schedlab.workload import Workload, inputs_view, parse_workload
+
+Factory = Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """When a run is ended as "no progress": its simulated clock passes the last submission plus
+    the jobs' run times (walltimes where shorter) end to end, it calls decide more than
+    `decisions_per_job` times per job (at least `min_decisions`), it runs `wall_s` seconds, or its
+    memory grows by `memory_mb`."""
+
+    wall_s: float = 60.0
+    memory_mb: float = 2048.0
+    decisions_per_job: int = 50
+    min_decisions: int = 100_000
+
+
+DEFAULT_BUDGETS = Budgets()
+
+
+@dataclass
+class RunResult:
+    """What one run showed; `kind` of a failure: rules | raised | progress | refused (check_inputs
+    refused the workload: not run)."""
+
+    label: str
+    failure: str | None = None
+    kind: str | None = None
+    log: list[list[Any]] = field(default_factory=list)  # [now, [decision reprs]] per decide call
+    rows: list[str] = field(default_factory=list)  # jobs.csv rows
+    spans: dict[str, list[float | None]] = field(default_factory=dict)  # job name -> [start, finish]
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+    nb_jobs: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> RunResult:
+        return cls(**json.loads(text))
+
+
+class _OutOfTime(BaseException):
+    """Raised into the scheduler's own code when a run's wall-clock budget is spent (a BaseException:
+    a scheduler's `except Exception` does not swallow it)."""
+
+
+@contextmanager
+def _alarm(seconds: float):
+    """Interrupt Python code (a decide that never returns) after `seconds` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def ring(signum, frame):
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _record_decisions(scheduler: Any) -> list[list[Any]]:
+    """Wrap the instance's decide to log [now, decisions] of each call."""
+    log: list[list[Any]] = []
+    decide = scheduler.decide
+
+    def recorded(now: float) -> list[Any]:
+        decisions = decide(now)
+        log.append([now, [repr(d) for d in decisions]])
+        return decisions
+
+    scheduler.decide = recorded
+    return log
+
+
+def time_budget_s(workload: Workload) -> float:
+    """The last submission plus every job's run time (its walltime where shorter), end to end: a
+    schedule that starts one job at a time is done by then."""
+    if not workload.jobs:
+        return 0.0
+    total = 0.0
+    for job in workload.jobs:
+        delay = workload.profiles[job.profile].delay_s or 0.0
+        total += min(delay, job.walltime_s) if job.walltime_s is not None else delay
+    return max(job.submit_time_s for job in workload.jobs) + total + 1.0
+
+
+def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budgets: Budgets = DEFAULT_BUDGETS, *,
+             check_inputs: bool = True, keep_engine: list[Any] | None = None) -> RunResult:
+    """One run of a fresh scheduler; `keep_engine` receives the engine (for the in-process callers)."""
+    result = RunResult(label, nb_jobs=len(workload.jobs))
+    try:
+        scheduler = factory()
+        if check_inputs:
+            try:
+                scheduler.check_inputs(inputs_view(workload))
+            except InputError as exc:
+                result.failure, result.kind = f"its check_inputs refused the workload: {exc}", "refused"
+                return result
+        scheduler.prepare()
+    except InputError:
+        raise  # the scheduler's own inputs (a file an option names): bad input, said before the check
+    except Exception as exc:
+        result.failure, result.kind = f"the scheduler raised {type(exc).__name__}: {exc}", "raised"
+        return result
+    result.log = log = _record_decisions(scheduler)
+    engine = Engine(Platform.homogeneous(nb_res), workload, scheduler)
+    if keep_engine is not None:
+        keep_engine.append(engine)
+    limit_s = time_budget_s(workload)
+    max_calls = max(budgets.min_decisions, budgets.decisions_per_job * len(workload.jobs))
+    started, memory0 = time.monotonic(), _rss_mb()
+    stop = None
+    try:
+        with _alarm(budgets.wall_s):
+            while engine.step():
+                if engine.now > limit_s and len(engine.finished) < len(workload.jobs):
+                    stop = f"the simulated clock passed {limit_s:g} s (the last submission plus every run time)"
+                elif len(log) > max_calls:
+                    stop = f"decide was called {len(log):,} times for {len(workload.jobs)} jobs"
+                elif engine.nb_steps % 256 == 0 and _rss_mb() - memory0 > budgets.memory_mb:
+                    stop = f"its memory grew by more than {budgets.memory_mb:g} MB"
+                elif engine.nb_steps % 256 == 0 and time.monotonic() - started > budgets.wall_s:
+                    stop = f"the run took more than {budgets.wall_s:g} s"
+                if stop is not None:
+                    break
+            else:
+                engine.end()
+    except _OutOfTime:
+        stop = f"the run took more than {budgets.wall_s:g} s (stopped inside the scheduler's code)"
+    except MemoryError:
+        stop = "it ran out of memory"
+    except SchedlabError as exc:
+        result.failure, result.kind = f"rule broken: {exc}", "rules"
+    except Exception as exc:
+        result.failure, result.kind = f"the scheduler raised {type(exc).__name__}: {exc}", "raised"
+    if stop is not None:
+        undecided = sum(record.state in (JobState.SUBMITTED, JobState.NOT_SUBMITTED)
+                        for record in engine.records.values())
+        result.failure, result.kind = f"no progress: {undecided} jobs never decided ({stop})", "progress"
+    elif result.failure is None:
+        failure = invariant_failure(engine)
+        if failure is not None:
+            result.failure, result.kind = failure, "rules"
+    from schedlab.outputs import job_row
+
+    result.rows = [job_row(engine.records[job_id]) for job_id in engine.finished]
+    result.spans = {record.job.name: [record.start_s, record.finish_s] for record in engine.records.values()}
+    if result.failure is None:
+        result.warnings = {kind: ids for kind, ids in suspicious(engine).items() if ids}
+    return result
+
+
+def kind_of(failure: str) -> str:
+    """A failure without its numbers and ids: shrinking keeps a workload only if this stays."""
+    return re.sub(r"'[^']*'|\b[\w.-]*\d[\w.!-]*\b", "#", failure)
+
+
+def subset_doc(doc: dict[str, Any], jobs: list[Any]) -> dict[str, Any]:
+    used = {raw.get("profile") for raw in jobs}
+    return {**doc, "jobs": jobs, "profiles": {k: v for k, v in doc.get("profiles", {}).items() if k in used}}
+
+
+def shrink(run: Callable[[dict[str, Any]], RunResult], doc: dict[str, Any], failure: str, *,
+           budget_s: float = 20.0, max_runs: int = 200) -> tuple[dict[str, Any], str]:
+    """A smaller workload (doc) with the same kind of failure, and that workload's own failure:
+    chunks of jobs removed greedily (halves, then smaller), each removal kept if the failure
+    remains."""
+    jobs, kind, own = list(doc.get("jobs", [])), kind_of(failure), failure
+    deadline, runs = time.monotonic() + budget_s, 0
+    chunk = max(1, len(jobs) // 2)
+    while chunk >= 1 and len(jobs) > 1:
+        start = 0
+        while start < len(jobs) and len(jobs) > 1:
+            if time.monotonic() > deadline or runs >= max_runs:
+                return subset_doc(doc, jobs), own
+            candidate = jobs[:start] + jobs[start + chunk:]
+            runs += 1
+            result = run(subset_doc(doc, candidate))
+            if candidate and result.failure is not None and kind_of(result.failure) == kind:
+                jobs, own = candidate, result.failure
+            else:
+                start += chunk
+        chunk //= 2
+    return subset_doc(doc, jobs), own
+
+
+def workload_of(doc: dict[str, Any], path: str, label: str) -> Workload:
+    return parse_workload(json.dumps(doc), path, name=re.sub(r"[^\w-]", "-", label) or "w0")
+
+

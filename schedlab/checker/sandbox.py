@@ -1,0 +1,271 @@
+"""Runs of a scheduler in a child process that sees only copies of the user's files.
+
+The child is started through a shim, so that its parent too shows no original path: both have the
+user's command line with every path of a file given (the workload of `-w`, files an option names)
+replaced by the path of a copy under a neutral name in a fresh directory, which is also the child's
+working directory; the environment is rewritten alike. Before each run the child writes the copies
+that run is meant to see (the simulated workload, perturbed or not, where `-w` pointed; an option
+file holding the same jobs perturbed alike), so a scheduler that opens them (found in `sys.argv`,
+`/proc/self/cmdline`, its parent's, an option or an environment variable) reads what the run is
+about, and a look-ahead run changes what it reads. Results come back on a pipe of their own
+(whatever the scheduler prints does not matter), one JSON line per run."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from schedlab.checker.runs import Budgets, RunResult, run_once, shrink, workload_of
+from schedlab.errors import InputError
+
+WORKER = "from schedlab.checker.sandbox import worker_main; worker_main()"
+SHIM = ("import subprocess, sys; sys.exit(subprocess.run([sys.executable, '-c', " + repr(WORKER)
+        + ", *sys.argv[1:]], close_fds=False).returncode)")
+WORKLOAD_COPY = "workload.json"
+
+
+@dataclass(frozen=True)
+class GivenFile:
+    """A file the user gave: how the command line names it, its copy's neutral name, and whether it
+    is the workload of `-w` (then the copy is always the simulated workload)."""
+
+    given: str
+    copy_name: str
+    is_workload: bool
+    is_json_workload: bool
+
+
+def given_files(workload_path: str | None, options: Mapping[str, Any]) -> list[GivenFile]:
+    """The files of `-w` and of the options, each with its neutral copy's name (a model's card
+    follows its model)."""
+    from schedlab.paths import files_in_option
+
+    found: list[GivenFile] = []
+    seen: dict[str, str] = {}
+    if workload_path:
+        found.append(GivenFile(str(workload_path), WORKLOAD_COPY, True, True))
+        seen[os.path.realpath(workload_path)] = WORKLOAD_COPY
+    for key, value in options.items():
+        for path in files_in_option(value):
+            real = os.path.realpath(path)
+            if real in seen:
+                if seen[real] == WORKLOAD_COPY:
+                    found.append(GivenFile(str(path), WORKLOAD_COPY, True, True))
+                continue
+            suffix = "".join(Path(path).suffixes[-2:]) if str(path).endswith(".card.json") else Path(path).suffix
+            name = f"{key}{suffix}"
+            seen[real] = name
+            found.append(GivenFile(str(path), name, False, _is_json_workload(path)))
+    return found
+
+
+def _is_json_workload(path: str | Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1)
+        if head != b"{":
+            return False
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("jobs"), list)
+
+
+def rewritten(text: str, paths: Mapping[str, str]) -> str:
+    """`text` with every original path replaced by its copy's (longest first)."""
+    for original in sorted(paths, key=len, reverse=True):
+        if original and original in text:
+            text = text.replace(original, paths[original])
+    return text
+
+
+class Sandbox:
+    """Child processes for the runs of `spec` with `options`, as the user's command gave them."""
+
+    def __init__(self, spec: str, options: Mapping[str, Any], *, workload_path: str | None = None,
+                 argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> None:
+        self.spec, self.options = spec, dict(options)
+        self.files = given_files(workload_path, self.options)
+        self.argv = list(sys.argv if argv is None else argv)
+        self.env = dict(os.environ if env is None else env)
+        self.has_workload = workload_path is not None
+
+    def option_docs(self) -> dict[str, dict[str, Any]]:
+        """The option files that are Batsim JSON workloads (copy name -> parsed), which look-ahead
+        runs perturb where they hold the simulated jobs."""
+        return {f.copy_name: json.loads(Path(f.given).read_text()) for f in self.files
+                if f.is_json_workload and not f.is_workload}
+
+    def _prepare_dir(self) -> tuple[Path, dict[str, str]]:
+        directory = Path(tempfile.mkdtemp(prefix="run-", dir=_session_dir()))
+        paths: dict[str, str] = {}
+        for f in self.files:
+            copy = directory / f.copy_name
+            if not f.is_workload and not copy.exists():
+                shutil.copyfile(f.given, copy)
+            for form in {f.given, os.path.abspath(f.given), os.path.realpath(f.given)}:
+                paths[form] = str(copy)
+        return directory, paths
+
+    def run(self, runs: list[dict[str, Any]], *, hash_seed: int, budgets: Budgets, mode: str = "runs",
+            timeout_s: float | None = None) -> list[RunResult | dict[str, Any]]:
+        """Execute `runs` ({label, nb_res, doc, files: {copy name: doc}[, failure]}) in child
+        processes, in order: a run a child did not finish is given as a failure ("progress" when it
+        was stopped, "raised" when the child died) and the next runs go to a new child."""
+        results: list[RunResult | dict[str, Any]] = []
+        while len(results) < len(runs):
+            results += self._run_in_one_child(runs[len(results):], hash_seed=hash_seed, budgets=budgets, mode=mode,
+                                              timeout_s=timeout_s)
+        return results
+
+    def _run_in_one_child(self, runs: list[dict[str, Any]], *, hash_seed: int, budgets: Budgets, mode: str,
+                          timeout_s: float | None) -> list[RunResult | dict[str, Any]]:
+        directory, paths = self._prepare_dir()
+        argv = [rewritten(arg, paths) for arg in self.argv]
+        env = {key: rewritten(value, paths) for key, value in self.env.items() if key not in ("PWD", "OLDPWD")}
+        env.update(PWD=str(directory), PYTHONHASHSEED=str(hash_seed))
+        options = {key: rewritten(str(value), paths) for key, value in self.options.items()}
+        read_fd, write_fd = os.pipe()
+        task = {"spec": self.spec, "options": options, "argv": argv, "sys_path": [os.getcwd(), *sys.path],
+                "mode": mode, "budgets": asdict(budgets), "runs": runs, "result_fd": write_fd,
+                "write_workload": self.has_workload}
+        limit = timeout_s if timeout_s is not None else 30.0 + budgets.wall_s * max(1, len(runs)) * (
+            3 if mode == "shrink" else 1)
+        stderr_path = _session_dir() / f"{directory.name}.stderr"
+        lines: list[str] = []
+        with open(stderr_path, "wb") as stderr:
+            process = subprocess.Popen([sys.executable, "-c", SHIM, *argv[1:]], stdin=subprocess.PIPE,
+                                       stdout=subprocess.DEVNULL, stderr=stderr, cwd=directory, env=env,
+                                       pass_fds=(write_fd,), start_new_session=True)
+            os.close(write_fd)
+            killed = _talk(process, json.dumps(task).encode(), read_fd, lines, time.monotonic() + limit)
+        shutil.rmtree(directory, ignore_errors=True)
+        results: list[RunResult | dict[str, Any]] = []
+        for line in lines:
+            record = json.loads(line)
+            results.append(RunResult(**record) if mode == "runs" else record)
+        if len(results) < len(runs):
+            missing = runs[len(results)]["label"]
+            tail = stderr_path.read_text(errors="replace").strip().splitlines()
+            if killed:
+                failure = f"no progress: the run did not end within {limit:g} s of wall clock (stopped)"
+                kind = "progress"
+            else:
+                failure = "the child process running the scheduler died" + (f": {tail[-1]}" if tail else "")
+                kind = "raised"
+            stub = RunResult(missing, failure=failure, kind=kind, nb_jobs=len(runs[len(results)]["doc"]["jobs"]))
+            results.append(stub if mode == "runs" else {"label": missing, "failure": failure, "doc": None})
+        stderr_path.unlink(missing_ok=True)
+        return results
+
+
+def _talk(process: subprocess.Popen, task: bytes, read_fd: int, lines: list[str], deadline: float) -> bool:
+    """Send the task, collect result lines until the child closes the pipe; True if it was killed
+    at the deadline."""
+    try:
+        assert process.stdin is not None
+        process.stdin.write(task)
+        process.stdin.close()
+    except BrokenPipeError:
+        pass
+    buffer = b""
+    killed = False
+    with selectors.DefaultSelector() as selector:
+        selector.register(read_fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.killpg(process.pid, signal.SIGKILL)
+                killed = True
+                break
+            if not selector.select(timeout=min(left, 1.0)):
+                continue
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                break
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\n")
+            lines.extend(line.decode() for line in complete if line)
+    os.close(read_fd)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    return killed
+
+
+_SESSION: list[Path] = []
+
+
+def _session_dir() -> Path:
+    """A private directory for this check's children (removed at exit)."""
+    if not _SESSION:
+        import atexit
+
+        _SESSION.append(Path(tempfile.mkdtemp(prefix="schedlab-check-")))
+        atexit.register(shutil.rmtree, _SESSION[0], True)
+    return _SESSION[0]
+
+
+# ---------------------------------------------------------------------------------------------- the child
+
+
+def execute(task: Mapping[str, Any], factory: Callable[[], Any], emit: Callable[[str], None],
+            directory: Path | None) -> None:
+    """The runs of a task, in this process; each result emitted as a JSON line. `directory`: where
+    the copies go (None: in the checking process itself, no copies)."""
+    budgets = Budgets(**task["budgets"])
+    for run in task["runs"]:
+        label, nb_res = run["label"], run["nb_res"]
+        path = f"<{label}>"
+        if directory is not None:
+            for name, doc in run.get("files", {}).items():
+                (directory / name).write_text(json.dumps(doc))
+            if task.get("write_workload"):
+                path = str(directory / WORKLOAD_COPY)
+                Path(path).write_text(json.dumps(run["doc"]))
+
+        def once(doc: dict[str, Any], path: str = path, label: str = label, nb_res: int = nb_res) -> RunResult:
+            if directory is not None and task.get("write_workload"):
+                Path(path).write_text(json.dumps(doc))
+            try:
+                return run_once(factory, label, workload_of(doc, path, label), nb_res, budgets)
+            except InputError as exc:  # a file an option names, refused by the scheduler's prepare
+                return RunResult(label, failure=f"bad input: {exc}", kind="input", nb_jobs=len(doc["jobs"]))
+
+        if task["mode"] == "shrink":
+            small, failure = shrink(once, run["doc"], run["failure"])
+            emit(json.dumps({"label": label, "doc": small, "failure": failure}))
+        else:
+            emit(once(run["doc"]).to_json())
+
+
+def worker_main() -> None:
+    """The child: read the task from stdin, run it, answer on the result pipe."""
+    task = json.loads(sys.stdin.buffer.read())
+    sys.argv = list(task["argv"])
+    for entry in reversed(task["sys_path"]):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    from schedlab.schedulers.base import create_scheduler
+
+    with os.fdopen(task["result_fd"], "w", buffering=1) as out:
+        def factory() -> Any:
+            return create_scheduler(task["spec"], task["options"])
+
+        def emit(line: str) -> None:
+            out.write(line + "\n")
+
+        execute(task, factory, emit, Path.cwd())
