@@ -227,7 +227,7 @@ def test_pybatsim_entry_refuses_names_pybatsim_cannot_load(tmp_path):
     # the learning ones read the jobs' extra fields (user, queue): the checker must keep them
     pytest.param("hybrid", {"retrain": "600", "reliability": "dt"}, marks=pytest.mark.slow),
     pytest.param("online-sjf", {}, marks=pytest.mark.slow),
-    ("easy-pp", {"predictor": "user-last2", "correction": "power"}),
+    pytest.param("easy-pp", {"predictor": "user-last2", "correction": "power"}, marks=pytest.mark.slow),
 ])
 def test_check_passes_the_shipped_schedulers(name, options):
     report = check_scheduler(lambda: create_scheduler(name, options), name, options=options, nb_res=8, speed_sizes=(200, 400))
@@ -251,6 +251,7 @@ def test_check_catches_an_order_that_follows_string_hashing(monkeypatch):
     assert "PYTHONHASHSEED" in report.findings[0].message
 
 
+@pytest.mark.slow  # its speed runs walk the stack per comparison (test_checker covers look-ahead by default)
 def test_check_catches_a_scheduler_that_reads_profile_delays(tmp_path):
     done = cli("scheduler", "check", CHEATER, "-q")
     assert done.returncode == 1

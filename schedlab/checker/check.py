@@ -61,14 +61,20 @@ class _Runner:
         return [RunResult.from_json(line) if mode == "runs" else json.loads(line) for line in lines]
 
 
+def _shown(decisions: list[str], most: int = 3) -> str:
+    if not decisions:
+        return "none"
+    more = f", ... ({len(decisions) - most} more)" if len(decisions) > most else ""
+    return "[" + ", ".join(decisions[:most]) + more + "]"
+
+
 def _first_difference(first: RunResult, second: RunResult, up_to_s: float | None = None) -> str | None:
     """Where two runs' decisions (up to `up_to_s`) or, without a cut, jobs.csv rows first differ."""
     a = [entry for entry in first.log if up_to_s is None or entry[0] <= up_to_s]
     b = [entry for entry in second.log if up_to_s is None or entry[0] <= up_to_s]
     for (now_a, decisions_a), (now_b, decisions_b) in zip(a, b, strict=False):
         if (now_a, decisions_a) != (now_b, decisions_b):
-            return (f"the decisions at t={min(now_a, now_b):g}: {decisions_a or 'none'} became "
-                    f"{decisions_b or 'none'}")
+            return f"the decisions at t={min(now_a, now_b):g}: {_shown(decisions_a)} became {_shown(decisions_b)}"
     if len(a) != len(b):
         at = f" up to t={up_to_s:g}" if up_to_s is not None else ""
         return f"the number of decide calls{at}: {len(a)} became {len(b)}"
@@ -123,10 +129,14 @@ def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] |
     say(f"runs on {len(cases)} workloads")
     base = {r.label: r for r in runner(runs_of(list(docs)))}
     clean = _rules(report, base, runner, docs, sizes, spec, options, out_dir, say)
+    warned: dict[str, list[tuple[str, list[str]]]] = {}
     for result in base.values():
         for kind, ids in result.warnings.items():
-            report.warnings.append(f"{len(ids)} job(s) {kind} on {result.label} (first: {ids[0]}): legal under "
-                                   "Batsim, but is it what you meant?")
+            warned.setdefault(kind, []).append((result.label, ids))
+    for kind, where in warned.items():
+        report.warnings.append(f"{sum(len(ids) for _, ids in where)} job(s) {kind} (legal under Batsim: is it what you "
+                               f"meant?): " + ", ".join(f"{len(ids)} on {label}" for label, ids in where)
+                               + f"; first {where[0][1][0]}")
 
     if clean:
         say("determinism and look-ahead")
@@ -186,30 +196,40 @@ def _sandbox(spec: str, options: Mapping[str, Any], workload_path: str | None, a
 def _rules(report: CheckReport, base: dict[str, RunResult], runner: _Runner, docs: dict[str, Any],
            sizes: dict[str, int], spec: str, options: Mapping[str, Any], out_dir: Path | None,
            say: Callable[[str], None]) -> list[str]:
-    """Rules, progress and refusals of the base runs; the labels whose runs are clean."""
-    clean, shrunk = [], False
+    """Rules, progress and refusals of the base runs, one finding per kind of failure (the first
+    run that shows it quoted and shrunk, the others named); the labels whose runs are clean."""
+    from schedlab.checker.runs import kind_of
+
+    clean: list[str] = []
+    groups: dict[tuple[str, str], list[RunResult]] = {}
     for label, result in base.items():
         if result.kind == "refused":
             report.lines.append(f"not run on {label}: {result.failure}")
-        elif result.kind == "progress":
-            report.findings.append(Finding("progress", f"{label} ({result.nb_jobs} jobs): {result.failure}",
-                                           cause="no progress"))
         elif result.failure is not None:
-            files, message = [], f"{label} ({result.nb_jobs} jobs): {result.failure}"
-            if not shrunk:  # the first violation is shrunk: later ones are often the same
-                shrunk = True
-                say(f"shrinking the {label} workload")
-                small = runner([{"label": label, "nb_res": sizes[label], "doc": docs[label], "files": {},
-                                 "failure": result.failure}], mode="shrink")[0]
-                if small.get("doc") is not None:
-                    message += f"; reproduced with {len(small['doc']['jobs'])} job(s)"
-                    if out_dir is not None:
-                        files = _write_reproduction(out_dir, f"violation-{label}", sizes[label], small["doc"],
-                                                    small["failure"], spec, options)
-            cause = "raises" if result.kind == "raised" else "breaks Batsim's rules"
-            report.findings.append(Finding("rules", message, files, cause=cause))
+            groups.setdefault((result.kind or "", kind_of(result.failure)), []).append(result)
         else:
             clean.append(label)
+    shrunk = False
+    for (kind, _), results in groups.items():
+        first = results[0]
+        files, message = [], f"{first.label} ({first.nb_jobs} jobs): {first.failure}"
+        if kind != "progress" and not shrunk:  # the first violation is shrunk
+            shrunk = True
+            say(f"shrinking the {first.label} workload")
+            small = runner([{"label": first.label, "nb_res": sizes[first.label], "doc": docs[first.label],
+                             "files": {}, "failure": first.failure}], mode="shrink")[0]
+            if small.get("doc") is not None:
+                message += f"; reproduced with {len(small['doc']['jobs'])} job(s)"
+                if out_dir is not None:
+                    files = _write_reproduction(out_dir, f"violation-{first.label}", sizes[first.label], small["doc"],
+                                                small["failure"], spec, options)
+        if len(results) > 1:
+            message += f"; the same on {', '.join(r.label for r in results[1:])}"
+        if kind == "progress":
+            report.findings.append(Finding("progress", message, cause="no progress"))
+        else:
+            report.findings.append(Finding("rules", message, files,
+                                           cause="raises" if kind == "raised" else "breaks Batsim's rules"))
     if clean and len(clean) == len(base):
         total = sum(r.nb_jobs for r in base.values())
         report.lines.append(f"rules: held on {len(base)} workloads ({total:,} jobs: "
@@ -258,7 +278,10 @@ def _judge(report: CheckReport, base: dict[str, RunResult], outcomes: dict[str, 
                 break
             if result.failure is not None:
                 broken.append((label, change, result))
+    checks = {finding.check for finding in report.findings}
     for label, change, result in broken[:1]:
+        if ("progress" if result.kind == "progress" else "rules") in checks:
+            break  # the base runs showed it already
         what = "run times of jobs ending" if change.kind == "run times" else "jobs submitted"
         report.findings.append(Finding("progress" if result.kind == "progress" else "rules",
                                        f"{label} with other {what} after t={change.cut_s:g}: {result.failure}",

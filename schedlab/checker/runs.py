@@ -26,15 +26,14 @@ Factory = Callable[[], Any]
 
 @dataclass(frozen=True)
 class Budgets:
-    """When a run is ended as "no progress": its simulated clock passes the last submission plus
-    the jobs' run times (walltimes where shorter) end to end, it calls decide more than
-    `decisions_per_job` times per job (at least `min_decisions`), it runs `wall_s` seconds, or its
-    memory grows by `memory_mb`."""
+    """When a run is ended as "no progress": its simulated clock passes `time_budget_s` while
+    jobs are left, decide is called `idle_decisions` times in a row without starting or rejecting
+    a job, the run takes `wall_s` seconds, or its memory grows by `memory_mb`. A run that ends
+    with jobs never decided (Batsim aborts on it) is no progress too."""
 
     wall_s: float = 60.0
     memory_mb: float = 2048.0
-    decisions_per_job: int = 50
-    min_decisions: int = 100_000
+    idle_decisions: int = 100_000
 
 
 DEFAULT_BUDGETS = Budgets()
@@ -94,14 +93,18 @@ def _rss_mb() -> float:
         return 0.0
 
 
-def _record_decisions(scheduler: Any) -> list[list[Any]]:
-    """Wrap the instance's decide to log [now, decisions] of each call."""
+def _record_decisions(scheduler: Any, idle: list[int]) -> list[list[Any]]:
+    """Wrap the instance's decide to log [now, decisions] of each call; `idle[0]`: calls in a row
+    that started or rejected no job."""
+    from schedlab.model import Execute, Reject
+
     log: list[list[Any]] = []
     decide = scheduler.decide
 
     def recorded(now: float) -> list[Any]:
         decisions = decide(now)
         log.append([now, [repr(d) for d in decisions]])
+        idle[0] = 0 if any(isinstance(d, (Execute, Reject)) for d in decisions) else idle[0] + 1
         return decisions
 
     scheduler.decide = recorded
@@ -109,15 +112,16 @@ def _record_decisions(scheduler: Any) -> list[list[Any]]:
 
 
 def time_budget_s(workload: Workload) -> float:
-    """The last submission plus every job's run time (its walltime where shorter), end to end: a
-    schedule that starts one job at a time is done by then."""
+    """The last submission plus ten times every job's run time (its walltime where shorter) end to
+    end, plus a day: a schedule that starts one job at a time is done long before, even one that
+    decides only every few minutes."""
     if not workload.jobs:
         return 0.0
     total = 0.0
     for job in workload.jobs:
         delay = workload.profiles[job.profile].delay_s or 0.0
         total += min(delay, job.walltime_s) if job.walltime_s is not None else delay
-    return max(job.submit_time_s for job in workload.jobs) + total + 1.0
+    return max(job.submit_time_s for job in workload.jobs) + 10.0 * total + 86_400.0
 
 
 def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budgets: Budgets = DEFAULT_BUDGETS, *,
@@ -138,21 +142,22 @@ def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budg
     except Exception as exc:
         result.failure, result.kind = f"the scheduler raised {type(exc).__name__}: {exc}", "raised"
         return result
-    result.log = log = _record_decisions(scheduler)
+    idle = [0]
+    result.log = _record_decisions(scheduler, idle)
     engine = Engine(Platform.homogeneous(nb_res), workload, scheduler)
     if keep_engine is not None:
         keep_engine.append(engine)
     limit_s = time_budget_s(workload)
-    max_calls = max(budgets.min_decisions, budgets.decisions_per_job * len(workload.jobs))
     started, memory0 = time.monotonic(), _rss_mb()
     stop = None
     try:
         with _alarm(budgets.wall_s):
             while engine.step():
                 if engine.now > limit_s and len(engine.finished) < len(workload.jobs):
-                    stop = f"the simulated clock passed {limit_s:g} s (the last submission plus every run time)"
-                elif len(log) > max_calls:
-                    stop = f"decide was called {len(log):,} times for {len(workload.jobs)} jobs"
+                    stop = (f"the simulated clock passed {limit_s:g} s: the last submission, ten times every run "
+                            "time end to end, and a day")
+                elif idle[0] >= budgets.idle_decisions:
+                    stop = f"decide was called {idle[0]:,} times in a row without starting or rejecting a job"
                 elif engine.nb_steps % 256 == 0 and _rss_mb() - memory0 > budgets.memory_mb:
                     stop = f"its memory grew by more than {budgets.memory_mb:g} MB"
                 elif engine.nb_steps % 256 == 0 and time.monotonic() - started > budgets.wall_s:
@@ -166,7 +171,10 @@ def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budg
     except MemoryError:
         stop = "it ran out of memory"
     except SchedlabError as exc:
-        result.failure, result.kind = f"rule broken: {exc}", "rules"
+        if "undecided when no event was left" in str(exc):  # the engine's end: nothing will come
+            stop = "it stopped deciding: no event was left, Batsim aborts there"
+        else:
+            result.failure, result.kind = f"rule broken: {exc}", "rules"
     except Exception as exc:
         result.failure, result.kind = f"the scheduler raised {type(exc).__name__}: {exc}", "raised"
     if stop is not None:

@@ -26,8 +26,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from schedlab.schedulers.base import create_scheduler, option_named, parse_options
 
     options = parse_options(args.option or [])
-    try:  # a bad name, option or file an option names is said before any work
-        create_scheduler(args.scheduler, options).prepare()
+    try:  # a bad name or option is said before any work
+        scheduler = create_scheduler(args.scheduler, options)
     except InputError as exc:
         raise option_named(exc, options) from None
     if args.resources is not None and args.resources < 2:
@@ -49,9 +49,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not jobs:
             raise InputError(f"no job of at most {extra_nb_res} resources (--resources)", path=args.workload)
         extra = replace(full, jobs=jobs)
-        scheduler = create_scheduler(args.scheduler, options)
         with raised_by(type(scheduler), args.scheduler, "check_inputs", bad_options=False):
-            scheduler.check_inputs(inputs_view(full))  # as simulate checks it: a refusal is bad input
+            scheduler.check_inputs(inputs_view(full))  # as simulate checks it, before prepare: bad input
+    try:  # a file an option names, refused by prepare (a model, a history), is said before any work
+        scheduler.prepare()
+    except InputError as exc:
+        raise option_named(exc, options) from None
     out = Path(args.out) if args.out else None
     if out is not None and out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory (expected an output directory)", path=str(out))
