@@ -56,13 +56,18 @@ class Scheduler:
 
     # ---- hooks (record only)
     def on_simulation_begins(self, platform: Platform, now: float) -> None:
+        """The platform, before anything else; sets `platform` and `nb_resources` (call super())."""
         self.platform = platform
         self.nb_resources = platform.nb_resources
 
     def on_job_submitted(self, job: Job, now: float) -> None:
+        """A job was submitted (the Job is your copy: the host keeps its own). Record it: `decide`
+        comes once every event of the instant is told."""
         raise NotImplementedError(f"{type(self).__name__} must implement on_job_submitted(job, now)")
 
     def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
+        """A job you started ended (`state`: see Job states); its run time is `now` minus its start.
+        Never called for a job you rejected."""
         raise NotImplementedError(f"{type(self).__name__} must implement on_job_completed(job_id, state, now)")
 
     def on_jobs_killed(self, job_ids: Sequence[str], now: float) -> None:
@@ -79,6 +84,8 @@ class Scheduler:
 
     # ---- decisions
     def decide(self, now: float) -> list[Decision]:
+        """Once per instant, after the hooks of all its events: the decisions to apply now, in
+        order (maybe none). The only place that decides."""
         raise NotImplementedError(f"{type(self).__name__} must implement decide(now)")
 
     def options(self) -> dict[str, Any]:

@@ -99,6 +99,8 @@ class QueueScheduler(Scheduler):
 
     # ------------------------------------------------------------------ planning duration
     def estimate_s(self, job: Job) -> float:
+        """The planning duration a job gets at submission (here: its walltime; inf without one).
+        Predictors override it; the walltime stays the kill time."""
         return math.inf if job.walltime_s is None else job.walltime_s
 
     def planned_duration_s(self, job: Job, estimate_s: float) -> float:

@@ -295,7 +295,8 @@ class KillTwiceOnCall(Scheduler):
     def decide(self, now):
         decisions = []
         for job in self.waiting:
-            decisions += [Execute(job.id, ProcSet((self.next_free, self.next_free + job.res - 1))), CallMeLater(now + 4)]
+            alloc = ProcSet((self.next_free, self.next_free + job.res - 1))
+            decisions += [Execute(job.id, alloc), CallMeLater(now + 4)]
             self.next_free += job.res
         self.waiting = []
         if self.called:

@@ -230,7 +230,8 @@ def test_pybatsim_entry_refuses_names_pybatsim_cannot_load(tmp_path):
     pytest.param("easy-pp", {"predictor": "user-last2", "correction": "power"}, marks=pytest.mark.slow),
 ])
 def test_check_passes_the_shipped_schedulers(name, options):
-    report = check_scheduler(lambda: create_scheduler(name, options), name, options=options, nb_res=8, speed_sizes=(200, 400))
+    report = check_scheduler(lambda: create_scheduler(name, options), name, options=options, nb_res=8,
+                             speed_sizes=(200, 400))
     assert report.ok, report.findings
     assert [line.split(":")[0] for line in report.lines] == ["rules", "determinism", "look-ahead", "speed"]
     assert "another hash seed" in report.lines[1]
@@ -280,7 +281,8 @@ class OptionalDoubleBooker(FirstFit):
 
 def test_a_rule_violation_is_shrunk_to_a_small_workload_that_replays_it(tmp_path):
     spec = "tests.test_own_scheduler:OptionalDoubleBooker"
-    assert check_scheduler(OptionalDoubleBooker, spec, nb_res=8, speed_sizes=(200, 400)).findings == []  # fine without it
+    fine = check_scheduler(OptionalDoubleBooker, spec, nb_res=8, speed_sizes=(200, 400))
+    assert fine.findings == []  # fine without it
     report = check_scheduler(lambda: OptionalDoubleBooker(bad=True), spec, options={"bad": "true"}, nb_res=8,
                              out_dir=tmp_path)
     assert not report.ok

@@ -82,3 +82,13 @@ def test_every_code_block_of_the_tutorial_runs(tmp_path, monkeypatch):
         assert len(batsim_rows) == 1001  # every job, under real Batsim
     if "pybatsim" not in skipped:
         assert len((tmp_path / "out/pybatsim/_jobs.csv").read_text().splitlines()) == 1001
+
+
+def test_the_reference_section_is_what_the_code_says():
+    """docs/writing-a-scheduler.md's reference is `schedlab scheduler reference`'s text: regenerate it
+    (scripts/update-reference.sh) when hooks, states, Job fields, decisions or extension points change."""
+    from schedlab.schedulers.reference import reference
+
+    text = TUTORIAL.read_text(encoding="utf-8")
+    written = text.split("<!-- reference: start -->\n")[1].split("<!-- reference: end -->")[0]
+    assert written == reference()

@@ -170,17 +170,21 @@ def _fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
+#: The job fields an SWF trace gives a converted workload (Job.extra), and their SWF columns:
+#: submission-time information only (a column unknown for every job is left out).
+FEATURES = {
+    "user": "user_id", "group": "group_id", "app": "executable_number", "queue": "queue_number",
+    "partition": "partition_number", "requested_time_s": "requested_time", "requested_mem_kb": "requested_memory",
+    "requested_procs": "requested_processors", "swf_job": "job_number",
+}
+
+
 def to_trace_jobs(trace: SwfTrace):
     """The converter's columnar view of an SWF trace (user/group/queue/... kept as features)."""
     from schedlab.workloads.convert import TraceJobs
 
     c = trace.columns
-    extras = {
-        "user": c["user_id"], "group": c["group_id"], "app": c["executable_number"], "queue": c["queue_number"],
-        "partition": c["partition_number"], "requested_time_s": c["requested_time"],
-        "requested_mem_kb": c["requested_memory"], "requested_procs": c["requested_processors"],
-        "swf_job": c["job_number"],
-    }
+    extras = {name: c[column] for name, column in FEATURES.items()}
     extras = {k: v for k, v in extras.items() if np.any(v != -1)}  # drop all-unknown columns
     unix = trace.header.unix_start_time
     return TraceJobs(source=trace.path, job_ids=c["job_number"].astype(np.int64), submit_s=c["submit_time"],

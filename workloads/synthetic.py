@@ -108,13 +108,13 @@ def chunks(spec: SyntheticSpec) -> Iterator[Chunk]:
 def rows(spec: SyntheticSpec) -> Iterator[list[tuple[int, float, int, float, float, dict[str, object]]]]:
     """Per chunk: (index, submit_s, res, walltime_s, runtime_s, features) of each job."""
     for chunk in chunks(spec):
-        yield [(chunk.first_index + k, submit, res, walltime, runtime, _features(res, walltime, user))
+        yield [(chunk.first_index + k, submit, res, walltime, runtime, features(res, walltime, user))
                for k, (submit, res, walltime, runtime, user) in enumerate(zip(
                    chunk.submit_s.tolist(), chunk.res.tolist(), chunk.walltime_s.tolist(),
                    chunk.runtime_s.tolist(), chunk.users.tolist(), strict=True))]
 
 
-def _features(res: int, walltime_s: float, user: int) -> dict[str, object]:
+def features(res: int, walltime_s: float, user: int) -> dict[str, object]:
     """Submission-time features, from what the user asked for: never from the run time."""
     return {"user": f"u{user}", "mem_gb": res * 2, "queue": "long" if walltime_s > 3600 else "short"}
 

@@ -81,6 +81,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.ok else EXIT_FAILURE
 
 
+def cmd_reference(args: argparse.Namespace) -> int:
+    from schedlab.schedulers.reference import reference
+
+    print(reference(), end="")
+    return 0
+
+
 def cmd_pybatsim_entry(args: argparse.Namespace) -> int:
     from schedlab.paths import check_output_file, write_text_atomic
     from schedlab.schedulers.base import scheduler_class
@@ -127,11 +134,15 @@ def add_parsers(sub: Any, add_scheduler_args: Any) -> None:
         "check", help="run a scheduler on edge-case workloads and check that it keeps Batsim's rules, "
                       "never looks ahead and is deterministic; exit 0 when all hold, 1 otherwise",
         description="Run a scheduler (a name, an installed plugin's name, MODULE:CLASS or FILE.py:CLASS) on "
-                    "generated edge-case workloads (simultaneous submissions and ends, walltime kills, jobs "
-                    "as wide as the machine, sub-second jobs) and a trace-like one. Checks Batsim's rules (the "
-                    "first violation is shrunk to a small workload), look-ahead (decisions before t must not "
-                    "change when only later-ending jobs' run times do), determinism, and measures the "
-                    "scheduling time against EASY's. Exit 0 when every check holds, 1 otherwise.")
+                    "built-in workloads (simultaneous submissions and ends, walltime kills, jobs as wide as the "
+                    "machine, sub-second jobs, a trace-like one; all sizes on 100 resources, 1,000 resources, "
+                    "epoch-scale clocks, no walltimes, a long queue) and on --workload. Checks Batsim's rules (the "
+                    "first violation is shrunk to a small workload), progress (budgets of simulated time, idle "
+                    "decisions, wall clock, memory), determinism, and look-ahead: in child processes that see only "
+                    "copies of your files, decisions before t must not change when the run times of jobs ending "
+                    "after t, or the jobs submitted after t, change. Warns of kills and rejections Batsim allows, "
+                    "and measures how scheduling time grows with the workload, next to EASY's. Exit 0 when every "
+                    "check holds, 1 otherwise (docs/writing-a-scheduler.md: what it proves and what it cannot).")
     add_scheduler_args(c, positional=True)
     c.add_argument("--resources", type=int, help="resources of the platform of the edge-case and trace-like "
                                                 "workloads (default 16) and of --workload's (default its nb_res)")
@@ -144,6 +155,9 @@ def add_parsers(sub: Any, add_scheduler_args: Any) -> None:
                    help="fail when the scheduling time per job at the largest speed size exceeds X times EASY's")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     c.set_defaults(func=cmd_check, files=_check_use)
+    r = actions.add_parser("reference", help="print what a scheduler can rely on (hooks, job states, Job fields, "
+                                             "decisions, options, extension points), read from the code")
+    r.set_defaults(func=cmd_reference)
 
     p = sub.add_parser("pybatsim-entry", help="write a pybatsim entry file that runs a schedlab scheduler",
                        description="Write FILE.py that pybatsim loads (`pybatsim FILE.py`) to run a schedlab "
