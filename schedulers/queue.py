@@ -118,9 +118,11 @@ class QueueScheduler(Scheduler):
         """Called once per job of ours that ended, after its resources are released."""
 
     def waiting_estimate_s(self, job_id: str) -> float:
+        """The planning duration a waiting job has now (its estimate, as revised)."""
         return self._queue[self._waiting_index(job_id)].estimate_s
 
     def expected_end_s(self, job_id: str) -> float:
+        """When the plan expects a running job of ours to end."""
         return self._running[job_id].end_key[0]
 
     def revise_estimate(self, job_id: str, estimate_s: float, now: float) -> None:

@@ -136,6 +136,15 @@ class Spy(Scheduler):
     assert seen["read"] == "z"  # the copy holds the workload being simulated, not the original's job "a"
 
 
+def test_a_models_card_is_copied_beside_the_models_copy(tmp_path):
+    model = tmp_path / "trained" / "m.skops"
+    model.parent.mkdir()
+    model.write_bytes(b"model")
+    (tmp_path / "trained" / "m.skops.card.json").write_text("{}")
+    names = [f.copy_name for f in given_files(None, {"predictor": f"model:{model}"})]
+    assert names == ["predictor.skops", "predictor.skops.card.json"]
+
+
 def test_a_scheduler_that_never_decides_a_job_is_ended_as_no_progress():
     spec = f"{FAULTY}:PollsForever"
     from schedlab.schedulers.base import create_scheduler

@@ -223,11 +223,17 @@ def test_pybatsim_entry_refuses_names_pybatsim_cannot_load(tmp_path):
 
 
 @pytest.mark.parametrize(("name", "options"), [
-    ("easy", {}), ("fcfs", {}), ("easy-sjbf", {}),
+    # EASY's default check runs by default in tests/test_checker.py; these in CI's second pass
+    pytest.param("easy", {}, marks=pytest.mark.slow), pytest.param("fcfs", {}, marks=pytest.mark.slow),
+    pytest.param("easy-sjbf", {}, marks=pytest.mark.slow),
     # the learning ones read the jobs' extra fields (user, queue): the checker must keep them
     pytest.param("hybrid", {"retrain": "600", "reliability": "dt"}, marks=pytest.mark.slow),
     pytest.param("online-sjf", {}, marks=pytest.mark.slow),
     pytest.param("easy-pp", {"predictor": "user-last2", "correction": "power"}, marks=pytest.mark.slow),
+    # every other shipped scheduler, with the options it needs
+    pytest.param("diws", {"learner": "user-last2"}, marks=pytest.mark.slow),
+    pytest.param("fcfs-bf1", {}, marks=pytest.mark.slow), pytest.param("fcfs-bf2", {}, marks=pytest.mark.slow),
+    pytest.param("online-svf", {}, marks=pytest.mark.slow),
 ])
 def test_check_passes_the_shipped_schedulers(name, options):
     report = check_scheduler(lambda: create_scheduler(name, options), name, options=options, nb_res=8,

@@ -63,8 +63,10 @@ def given_files(workload_path: str | None, options: Mapping[str, Any]) -> list[G
                 if seen[real] == WORKLOAD_COPY:
                     found.append(GivenFile(str(path), WORKLOAD_COPY, True, True))
                 continue
-            suffix = "".join(Path(path).suffixes[-2:]) if str(path).endswith(".card.json") else Path(path).suffix
-            name = f"{key}{suffix}"
+            if str(path).endswith(".card.json"):  # a model's card: beside the model's copy, as card_path finds it
+                name = f"{key}{Path(str(path)[:-len('.card.json')]).suffix}.card.json"
+            else:
+                name = f"{key}{Path(path).suffix}"
             seen[real] = name
             found.append(GivenFile(str(path), name, False, _is_json_workload(path)))
     return found
