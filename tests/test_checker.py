@@ -195,8 +195,11 @@ def test_a_profile_name_reader_is_caught_by_default_in_python():
                                                      ("look-ahead", "sees future arrivals")}),
     ("ProfileNameParser", [], {("look-ahead", "reads run times")}),
 ])
-def test_information_from_outside_the_engine_is_caught(own_workload, name, extra, causes):
-    extra = [arg.replace("@", str(own_workload)) for arg in extra]
+def test_information_from_outside_the_engine_is_caught(own_workload, tmp_path, name, extra, causes):
+    """`@`: another file holding the whole workload (its copy is perturbed as the simulated one)."""
+    whole = tmp_path / "all-jobs.json"
+    whole.write_bytes(own_workload.read_bytes())
+    extra = [arg.replace("@", str(whole)) for arg in extra]
     done = check(f"{FAULTY}:{name}", "-w", str(own_workload), *extra, env={"MY_WORKLOAD": str(own_workload)})
     assert done.returncode == 1, done.stdout + done.stderr
     assert {(c, cause.split(" (")[0]) for c, cause in failures(done)} == causes, done.stdout

@@ -121,8 +121,12 @@ def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] |
         for label in labels:
             change = (changes or {}).get(label)
             doc = docs[label] if change is None else apply_changes(docs[label], change, simulated=True)
-            files = {name: (apply_changes(other, change, simulated=False) if change is not None and label == "yours"
-                            else other) for name, other in option_docs.items()}
+            files = {}  # only option files this run perturbs travel; the child keeps the others as copied
+            if change is not None and label == "yours":
+                for name, other in option_docs.items():
+                    perturbed = apply_changes(other, change, simulated=False)
+                    if perturbed != other:
+                        files[name] = perturbed
             runs.append({"label": label, "nb_res": sizes[label], "doc": doc, "files": files})
         return runs
 

@@ -122,7 +122,7 @@ class Sandbox:
 
     def run(self, runs: list[dict[str, Any]], *, hash_seed: int, budgets: Budgets, mode: str = "runs",
             timeout_s: float | None = None) -> list[RunResult | dict[str, Any]]:
-        """Execute `runs` ({label, nb_res, doc, files: {copy name: doc}[, failure]}) in child
+        """Execute `runs` ({label, nb_res, doc, files: {copy name: perturbed doc}[, failure]}) in child
         processes, in order: a run a child did not finish is given as a failure ("progress" when it
         was stopped, "raised" when the child died) and the next runs go to a new child."""
         results: list[RunResult | dict[str, Any]] = []
@@ -229,11 +229,15 @@ def execute(task: Mapping[str, Any], factory: Callable[[], Any], emit: Callable[
     """The runs of a task, in this process; each result emitted as a JSON line. `directory`: where
     the copies go (None: in the checking process itself, no copies)."""
     budgets = Budgets(**task["budgets"])
+    originals: dict[str, bytes] = {}  # option copies a run perturbed, as copied: restored for the next runs
     for run in task["runs"]:
         label, nb_res = run["label"], run["nb_res"]
         path = f"<{label}>"
         if directory is not None:
+            for name in [name for name in originals if name not in run.get("files", {})]:
+                (directory / name).write_bytes(originals.pop(name))
             for name, doc in run.get("files", {}).items():
+                originals.setdefault(name, (directory / name).read_bytes())
                 (directory / name).write_text(json.dumps(doc))
             if task.get("write_workload"):
                 path = str(directory / WORKLOAD_COPY)
