@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,8 +26,11 @@ FAULTY, CORRECT = DATA / "faulty.py", DATA / "correct.py"
 
 
 def check(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "schedlab", "scheduler", "check", *args, "-q"], capture_output=True,
-                          text=True, timeout=600, env={**os.environ, **(env or {})}, cwd=Path(__file__).parent)
+    """The command line; smaller speed runs than the default unless the test asks (CI's time)."""
+    speed = [] if "--speed-jobs" in args else ["--speed-jobs", "300,600"]
+    return subprocess.run([sys.executable, "-m", "schedlab", "scheduler", "check", *args, *speed, "-q"],
+                          capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})},
+                          cwd=Path(__file__).parent)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +59,8 @@ def failures(done: subprocess.CompletedProcess) -> list[tuple[str, str]]:
 def test_profile_names_keep_the_users_form_with_the_new_delay():
     assert _renamed("delay_3600", 3600.0, 5116.2) == ("delay_5117", 5117.0)
     assert _renamed("job-39.999s", 39.999, 12.34567) == ("job-12.346s", 12.346)
-    assert _renamed("delay_0.001", 0.001, 0.0004) == ("delay_0.0004", 0.0004)  # never a delay of 0
+    assert _renamed("delay_0.001", 0.001, 0.00249) == ("delay_0.003", 0.003)  # rounded up, never to 0
+    assert _renamed("p100.5", 100.5, 100.449) is None  # rounded up it is the old delay: the name cannot say it
     assert _renamed("p17", 3600.0, 10.0) is None  # a name that does not say the delay
 
 
@@ -123,7 +128,8 @@ class Spy(Scheduler):
     argv = ["schedlab", "scheduler", "check", f"{spy}:Spy", "-w", str(original), "-O", f"history={original}"]
     sandbox = Sandbox(f"{spy}:Spy", {"history": str(original)}, workload_path=str(original), argv=argv,
                       env={**os.environ, "MY_W": str(original)})
-    assert [f.copy_name for f in given_files(str(original), {"history": str(original)})] == ["workload.json"] * 2
+    (given,) = given_files(str(original), {"history": str(original)})  # one file, the workload: one copy
+    assert given.copy_name == "workload.json" and given.is_workload
     doc = build_workload([("z", 0, 1, 5, 10)], nb_res=2).to_json()
     (result,) = sandbox.run([{"label": "l", "nb_res": 2, "doc": doc, "files": {}}], hash_seed=1, budgets=Budgets())
     row = dict(zip(JOBS_COLUMNS, next(csv.reader([result.rows[0]])), strict=True))
@@ -136,6 +142,16 @@ class Spy(Scheduler):
     assert seen["read"] == "z"  # the copy holds the workload being simulated, not the original's job "a"
 
 
+def test_copies_lead_nowhere_the_trace_and_training_paths_cut_to_their_names():
+    from schedlab.checker.sandbox import _neutral_card, neutral_doc
+
+    doc = {"jobs": [], "conversion": {"source": "/secret/runtimes/kth.swf", "submit_shift_s": 5.0}}
+    assert neutral_doc(doc)["conversion"] == {"source": "kth.swf", "submit_shift_s": 5.0}
+    card = {"training_data": {"path": "/secret/train.json", "sha256": "ab", "conversion": {"source": "/s/kth.swf"}}}
+    assert json.loads(_neutral_card(json.dumps(card)))["training_data"] == {
+        "path": "train.json", "sha256": "ab", "conversion": {"source": "kth.swf"}}
+
+
 def test_a_models_card_is_copied_beside_the_models_copy(tmp_path):
     model = tmp_path / "trained" / "m.skops"
     model.parent.mkdir()
@@ -143,6 +159,45 @@ def test_a_models_card_is_copied_beside_the_models_copy(tmp_path):
     (tmp_path / "trained" / "m.skops.card.json").write_text("{}")
     names = [f.copy_name for f in given_files(None, {"predictor": f"model:{model}"})]
     assert names == ["predictor.skops", "predictor.skops.card.json"]
+
+
+def test_every_spelling_of_a_file_is_rewritten_whole_and_once(tmp_path, monkeypatch):
+    from schedlab.checker.sandbox import rewritten
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h.json").write_text("{}")
+    (tmp_path / "a.json").write_text("{}")
+    files = given_files("a.json", {"history": "./h.json", "data": "h.json"})
+    assert [(f.copy_name, f.spellings) for f in files] == [("workload.json", ("a.json",)),
+                                                           ("history.json", ("./h.json", "h.json"))]
+    paths = {spelled: f"/copies/{f.copy_name}" for f in files for spelled in f.spellings}
+    assert rewritten("-O history=./h.json -O data=h.json -w a.json -O x=data.json", paths) == (
+        "-O history=/copies/history.json -O data=/copies/history.json -w /copies/workload.json -O x=data.json")
+
+
+def test_a_model_without_its_card_is_copied_alone(tmp_path):
+    model = tmp_path / "m.skops"
+    model.write_bytes(b"model")
+    assert [f.copy_name for f in given_files(None, {"predictor": f"model:{model}"})] == ["predictor.skops"]
+
+
+def test_a_perturbed_run_a_budget_stopped_is_not_judged_look_ahead():
+    """A correct scheduler whose perturbed run was stopped (a slow machine) or died before deciding
+    gets no look-ahead finding: the run is counted as not judged."""
+    from schedlab.checker.check import CheckReport, RunResult, _judge
+
+    log = [[0.0, ["Execute(a)"]], [10.0, ["Execute(b)"]]]
+    base = {"w": RunResult("w", log=log, rows=["r"])}
+    change = Changes("run times", 20.0, runtimes_s={("b", 0.0, 1): 5.0})
+    stopped = RunResult("w", failure="no progress: the run did not end within 90 s", kind="progress")
+    failed_late = RunResult("w", failure="rule broken: x", kind="rules", log=log[:1])
+    outcomes = {"again": base, "hash": base, "run times 0": {"w": stopped}, "arrivals 0": {"w": failed_late}}
+    variants = {"again": (None, 1), "hash": (None, 2), "run times 0": ({"w": change}, 1),
+                "arrivals 0": ({"w": Changes("arrivals", 20.0, removed={("c", 30.0, 1)})}, 1)}
+    report = CheckReport()
+    _judge(report, base, outcomes, variants, ["w"], runner=SimpleNamespace(sandbox=object()), runs_of=None)
+    assert [f.check for f in report.findings] == ["rules"]  # the failure of the perturbed run, not look-ahead
+    assert "1 not judged, first w: no progress" in report.lines[-1]
 
 
 def test_a_scheduler_that_never_decides_a_job_is_ended_as_no_progress():
@@ -162,7 +217,7 @@ def test_check_inputs_refusing_the_users_workload_is_bad_input_as_under_simulate
 
 
 def test_a_default_check_of_easy_passes_every_workload():
-    done = check("easy")
+    done = check("easy", "--speed-jobs", "1000,2000,4000")
     assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["ok    rules", "ok    determinism", "ok    look-ahead",
@@ -253,12 +308,12 @@ def test_legal_but_suspicious_draws_a_warning_with_counts(name, warning):
 
 @pytest.mark.slow
 def test_a_slow_scheduler_has_its_exponent_reported_and_fails_with_max_times_easy():
-    done = check(f"{FAULTY}:QuadraticGreedy")
+    done = check(f"{FAULTY}:QuadraticGreedy", "--speed-jobs", "1000,2000,4000")
     assert done.returncode == 0
     speed = next(line for line in done.stdout.splitlines() if line.startswith("ok    speed"))
     exponent = float(speed.split("grows as jobs^")[1].split()[0])
     assert exponent > 1.4, speed
-    done = check(f"{FAULTY}:QuadraticGreedy", "--max-times-easy", "3")
+    done = check(f"{FAULTY}:QuadraticGreedy", "--max-times-easy", "3", "--speed-jobs", "1000,2000,4000")
     assert done.returncode == 1 and failures(done) == [("speed", "too slow")], done.stdout
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from schedlab.checker.perturb import Changes, apply_changes, arrival_changes, runtime_changes
 from schedlab.checker.runs import DEFAULT_BUDGETS, Budgets, RunResult
-from schedlab.checker.sandbox import Sandbox, execute
+from schedlab.checker.sandbox import Sandbox, execute, neutral_doc
 from schedlab.checker.workloads import CheckWorkload, builtin_workloads
 from schedlab.workload import Workload
 
@@ -68,10 +68,14 @@ def _shown(decisions: list[str], most: int = 3) -> str:
     return "[" + ", ".join(decisions[:most]) + more + "]"
 
 
-def _first_difference(first: RunResult, second: RunResult, up_to_s: float | None = None) -> str | None:
-    """Where two runs' decisions (up to `up_to_s`) or, without a cut, jobs.csv rows first differ."""
+def _first_difference(first: RunResult, second: RunResult, up_to_s: float | None = None, *,
+                      prefix: bool = False) -> str | None:
+    """Where two runs' decisions (at or before `up_to_s`) or, without a cut, jobs.csv rows first
+    differ. `prefix`: the second run failed; only the decisions it made are compared."""
     a = [entry for entry in first.log if up_to_s is None or entry[0] <= up_to_s]
     b = [entry for entry in second.log if up_to_s is None or entry[0] <= up_to_s]
+    if prefix:
+        a = a[:len(b)]
     for (now_a, decisions_a), (now_b, decisions_b) in zip(a, b, strict=False):
         if (now_a, decisions_a) != (now_b, decisions_b):
             return f"the decisions at t={min(now_a, now_b):g}: {_shown(decisions_a)} became {_shown(decisions_b)}"
@@ -107,7 +111,7 @@ def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] |
     cases = builtin_workloads(nb_res)
     if extra is not None:  # first: a scheduler that reads its file once, at import, reads this one
         cases.insert(0, CheckWorkload("yours", extra, extra_nb_res or extra.nb_res or nb_res))
-    docs = {case.label: case.workload.to_json() for case in cases}
+    docs = {case.label: neutral_doc(case.workload.to_json()) for case in cases}
     sizes = {case.label: case.nb_res for case in cases}
     sandbox = _sandbox(spec, options, workload_path if extra is not None else None, argv, in_child)
     if sandbox is None:
@@ -169,7 +173,8 @@ def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] |
             labels = clean if changes is None else [label for label in clean if label in changes]
             return name, {r.label: r for r in runner(runs_of(labels, changes), hash_seed=seed)}
 
-        with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        workers = min(2, os.cpu_count() or 1) if sandbox is not None else 1  # in this process: one at a time
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             outcomes = dict(pool.map(run_variant, variants.items()))
         _judge(report, base, outcomes, variants, clean, runner, runs_of)
 
@@ -217,7 +222,7 @@ def _rules(report: CheckReport, base: dict[str, RunResult], runner: _Runner, doc
     for (kind, _), results in groups.items():
         first = results[0]
         files, message = [], f"{first.label} ({first.nb_jobs} jobs): {first.failure}"
-        if kind != "progress" and not shrunk:  # the first violation is shrunk
+        if kind not in ("progress", "input") and not shrunk:  # the first violation is shrunk
             shrunk = True
             say(f"shrinking the {first.label} workload")
             small = runner([{"label": first.label, "nb_res": sizes[first.label], "doc": docs[first.label],
@@ -229,7 +234,9 @@ def _rules(report: CheckReport, base: dict[str, RunResult], runner: _Runner, doc
                                                 small["failure"], spec, options)
         if len(results) > 1:
             message += f"; the same on {', '.join(r.label for r in results[1:])}"
-        if kind == "progress":
+        if kind == "input":
+            report.findings.append(Finding("input", message, cause="bad input: a file an option names"))
+        elif kind == "progress":
             report.findings.append(Finding("progress", message, cause="no progress"))
         else:
             report.findings.append(Finding("rules", message, files,
@@ -264,19 +271,24 @@ def _judge(report: CheckReport, base: dict[str, RunResult], outcomes: dict[str, 
             "determinism", f"a process with another PYTHONHASHSEED ({HASH_SEEDS[1]}) differs on {label}: {where} (an "
                            "order that follows string hashing, e.g. of a set)", cause="follows string hashing"))
     else:
-        report.lines.append(f"determinism: the same decisions and jobs.csv rows on {len(clean)} workloads from "
-                            "two processes, and from one with another hash seed")
+        where = ("two processes, and from one with another hash seed" if runner.sandbox is not None
+                 else "two runs in this process (hash seeds not varied)")
+        report.lines.append(f"determinism: the same decisions and jobs.csv rows on {len(clean)} workloads from {where}")
     suspects: list[tuple[str, str, Changes, str]] = []
     broken: list[tuple[str, Changes, RunResult]] = []
+    unjudged: list[str] = []
     for name, outcome in outcomes.items():
         changes = variants[name][0]
         if changes is None:
             continue
         for label, result in outcome.items():
             change = changes[label]
-            if result.kind == "input":  # a perturbed workload the engine refuses: ours to fix
-                raise RuntimeError(f"the checker perturbed {label} wrongly: {result.failure}")
-            where = _first_difference(base[label], result, up_to_s=change.cut_s)
+            if result.kind in ("input", "progress") or (result.failure is not None and not result.log):
+                # a budget stopped it, the child died before deciding, or the scheduler refused the
+                # perturbed copy of its file: nothing to compare, and no blame
+                unjudged.append(f"{label}: {result.failure}")
+                continue
+            where = _first_difference(base[label], result, up_to_s=change.cut_s, prefix=result.failure is not None)
             if where is not None:
                 suspects.append((name, label, change, where))
                 break
@@ -292,9 +304,10 @@ def _judge(report: CheckReport, base: dict[str, RunResult], outcomes: dict[str, 
                                        cause="no progress" if result.kind == "progress" else
                                        "raises" if result.kind == "raised" else "breaks Batsim's rules"))
     if not suspects:
+        judged = sum(len(o) for n, o in outcomes.items() if variants[n][0] is not None) - len(unjudged)
         report.lines.append(f"look-ahead: none (decisions up to each cut unchanged when the run times of later-ending "
-                            f"jobs or the jobs submitted later change; {len(clean)} workloads, "
-                            f"{sum(len(o) for n, o in outcomes.items() if variants[n][0] is not None)} runs)")
+                            f"jobs or the jobs submitted later change; {len(clean)} workloads, {judged} runs"
+                            + (f"; {len(unjudged)} not judged, first {unjudged[0]}" if unjudged else "") + ")")
         return
     labels = sorted({label for _, label, _, _ in suspects})
     repeat = {r.label: r for r in runner(runs_of(labels))}
@@ -339,11 +352,9 @@ def _speed(report: CheckReport, factory: Factory, nb_res: int, sizes: tuple[int,
 
 
 def reproduction_files(nb_res: int) -> list[str]:
-    """The names `--out` may receive (a violation's workload, replay text, platform)."""
+    """The names `--out` may receive: a violation's workload, replay text and platform."""
     labels = [case.label for case in builtin_workloads(max(nb_res, 2))] + ["yours"]
-    sizes = sorted({nb_res, 100, 1000})
-    return ([f"violation-{label}{ext}" for label in labels for ext in (".json", ".txt")]
-            + [f"platform{size}.xml" for size in sizes])
+    return [f"violation-{label}{ext}" for label in labels for ext in (".json", ".txt", ".xml")]
 
 
 def _write_reproduction(out_dir: Path, label: str, nb_res: int, doc: dict[str, Any], failure: str,
@@ -357,7 +368,7 @@ def _write_reproduction(out_dir: Path, label: str, nb_res: int, doc: dict[str, A
 
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    workload_path, platform_path = out_dir / f"{label}.json", out_dir / f"platform{nb_res}.xml"
+    workload_path, platform_path = out_dir / f"{label}.json", out_dir / f"{label}.xml"
     body = {**doc, "nb_res": nb_res, "description": f"schedlab scheduler check: {failure}"}
     write_text_atomic(workload_path, json.dumps(body, indent=1) + "\n")
     write_text_atomic(platform_path, cluster_xml(nb_res))

@@ -61,10 +61,11 @@ def _renamed(name: str, old_s: float, new_s: float) -> tuple[str, float] | None:
             said[0] = float(max(1, math.ceil(new_s)))
             return str(int(said[0]))
         decimals = len(token.split(".")[1])
-        while float(f"{new_s:.{decimals}f}") <= 0 and decimals < 9:  # never a delay of 0 (Batsim refuses it)
+        while math.ceil(new_s * 10**decimals) <= 0 and decimals < 9:  # never a delay of 0 (Batsim refuses it)
             decimals += 1
-        said[0] = float(f"{new_s:.{decimals}f}")
-        return f"{new_s:.{decimals}f}"
+        # rounded up: a job the change keeps ending after the cut still does as the name says it
+        said[0] = float(f"{math.ceil(new_s * 10**decimals) / 10**decimals:.{decimals}f}")
+        return f"{said[0]:.{decimals}f}"
 
     renamed = _NUMBER.sub(substitute, name)
     return (renamed, said[0]) if renamed != name else None
@@ -123,7 +124,7 @@ def _set_delay(profiles: dict[str, Any], raw: dict[str, Any], new_s: float, old_
 
 
 def _short(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.3f}"
+    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
 
 
 def runtime_changes(doc: Doc, spans: dict[str, tuple[float | None, float | None]], cut_s: float,

@@ -26,8 +26,8 @@ Factory = Callable[[], Any]
 
 @dataclass(frozen=True)
 class Budgets:
-    """When a run is ended as "no progress": its simulated clock passes `time_budget_s` while
-    jobs are left, decide is called `idle_decisions` times in a row without starting or rejecting
+    """When a run is ended as "no progress": its simulated clock passes `time_budget_s(workload)`
+    while jobs are left, decide is called `idle_decisions` times in a row without starting or rejecting
     a job, the run takes `wall_s` seconds, or its memory grows by `memory_mb`. A run that ends
     with jobs never decided (Batsim aborts on it) is no progress too."""
 

@@ -12,8 +12,10 @@ about, and a look-ahead run changes what it reads. Results come back on a pipe o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -37,39 +39,57 @@ WORKLOAD_COPY = "workload.json"
 
 @dataclass(frozen=True)
 class GivenFile:
-    """A file the user gave: how the command line names it, its copy's neutral name, and whether it
-    is the workload of `-w` (then the copy is always the simulated workload)."""
+    """A file the user gave: every spelling by which the command line names it, its copy's neutral
+    name, and whether it is the workload of `-w` (then the copy is always the simulated workload)."""
 
-    given: str
+    spellings: tuple[str, ...]
     copy_name: str
     is_workload: bool
     is_json_workload: bool
 
+    @property
+    def given(self) -> str:
+        return self.spellings[0]
+
+
+def _spelled_files(value: object) -> list[str]:
+    """The files an option value names, as it spells them (`files_in_option`'s rule: the value, FILE
+    of FILE#NAME, PATH of KIND:PATH; a model's card beside it), only those that exist."""
+    text = str(value)
+    found = []
+    for candidate in dict.fromkeys((text, text.rpartition("#")[0], text.partition(":")[2])):
+        if candidate and os.path.isfile(candidate):
+            found.append(candidate)
+            if candidate.endswith(".skops") and os.path.isfile(f"{candidate}.card.json"):
+                found.append(f"{candidate}.card.json")
+    return found
+
 
 def given_files(workload_path: str | None, options: Mapping[str, Any]) -> list[GivenFile]:
     """The files of `-w` and of the options, each with its neutral copy's name (a model's card
-    follows its model)."""
-    from schedlab.paths import files_in_option
+    follows its model's copy); one entry per file, whatever the spellings."""
+    by_file: dict[str, GivenFile] = {}
+    order: list[str] = []
 
-    found: list[GivenFile] = []
-    seen: dict[str, str] = {}
+    def add(spelled: str, name: str, is_workload: bool) -> None:
+        real = os.path.realpath(spelled)
+        known = by_file.get(real)
+        if known is None:
+            by_file[real] = GivenFile((spelled,), name, is_workload, is_workload or _is_json_workload(spelled))
+            order.append(real)
+        elif spelled not in known.spellings:
+            by_file[real] = dataclasses.replace(known, spellings=(*known.spellings, spelled))
+
     if workload_path:
-        found.append(GivenFile(str(workload_path), WORKLOAD_COPY, True, True))
-        seen[os.path.realpath(workload_path)] = WORKLOAD_COPY
+        add(str(workload_path), WORKLOAD_COPY, True)
     for key, value in options.items():
-        for path in files_in_option(value):
-            real = os.path.realpath(path)
-            if real in seen:
-                if seen[real] == WORKLOAD_COPY:
-                    found.append(GivenFile(str(path), WORKLOAD_COPY, True, True))
-                continue
-            if str(path).endswith(".card.json"):  # a model's card: beside the model's copy, as card_path finds it
-                name = f"{key}{Path(str(path)[:-len('.card.json')]).suffix}.card.json"
+        for spelled in _spelled_files(value):
+            if spelled.endswith(".card.json"):  # beside the model's copy, where card_path finds it
+                name = f"{key}{Path(spelled[:-len('.card.json')]).suffix}.card.json"
             else:
-                name = f"{key}{Path(path).suffix}"
-            seen[real] = name
-            found.append(GivenFile(str(path), name, False, _is_json_workload(path)))
-    return found
+                name = f"{key}{Path(spelled).suffix}"
+            add(spelled, name, False)
+    return [by_file[real] for real in order]
 
 
 def _is_json_workload(path: str | Path) -> bool:
@@ -84,12 +104,17 @@ def _is_json_workload(path: str | Path) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("jobs"), list)
 
 
+_PATH_CHAR = r"[\w./~+-]"
+
+
 def rewritten(text: str, paths: Mapping[str, str]) -> str:
-    """`text` with every original path replaced by its copy's (longest first)."""
-    for original in sorted(paths, key=len, reverse=True):
-        if original and original in text:
-            text = text.replace(original, paths[original])
-    return text
+    """`text` with every whole occurrence of an original path replaced by its copy's, in one pass
+    (a replacement is never rewritten again; `./h.json` is a spelling of its own)."""
+    if not paths:
+        return text
+    alternatives = "|".join(re.escape(original) for original in sorted(paths, key=len, reverse=True) if original)
+    pattern = re.compile(f"(?<!{_PATH_CHAR})(?:{alternatives})(?!{_PATH_CHAR})")
+    return pattern.sub(lambda match: paths[match.group(0)], text)
 
 
 class Sandbox:
@@ -106,7 +131,7 @@ class Sandbox:
     def option_docs(self) -> dict[str, dict[str, Any]]:
         """The option files that are Batsim JSON workloads (copy name -> parsed), which look-ahead
         runs perturb where they hold the simulated jobs."""
-        return {f.copy_name: json.loads(Path(f.given).read_text()) for f in self.files
+        return {f.copy_name: neutral_doc(json.loads(Path(f.given).read_text())) for f in self.files
                 if f.is_json_workload and not f.is_workload}
 
     def _prepare_dir(self) -> tuple[Path, dict[str, str]]:
@@ -115,9 +140,15 @@ class Sandbox:
         for f in self.files:
             copy = directory / f.copy_name
             if not f.is_workload and not copy.exists():
-                shutil.copyfile(f.given, copy)
-            for form in {f.given, os.path.abspath(f.given), os.path.realpath(f.given)}:
-                paths[form] = str(copy)
+                if f.copy_name.endswith(".card.json"):
+                    copy.write_text(_neutral_card(Path(f.given).read_text()))
+                elif f.is_json_workload:
+                    copy.write_text(json.dumps(neutral_doc(json.loads(Path(f.given).read_text()))))
+                else:
+                    shutil.copyfile(f.given, copy)
+            for spelled in f.spellings:
+                for form in (spelled, os.path.abspath(spelled), os.path.realpath(spelled)):
+                    paths[form] = str(copy)
         return directory, paths
 
     def run(self, runs: list[dict[str, Any]], *, hash_seed: int, budgets: Budgets, mode: str = "runs",
@@ -138,21 +169,30 @@ class Sandbox:
         env = {key: rewritten(value, paths) for key, value in self.env.items() if key not in ("PWD", "OLDPWD")}
         env.update(PWD=str(directory), PYTHONHASHSEED=str(hash_seed))
         options = {key: rewritten(str(value), paths) for key, value in self.options.items()}
+        module = self.spec.rpartition(":")[0]
+        sys_path = [*([os.getcwd()] if not module.endswith(".py") else []), *sys.path]  # MODULE:CLASS from here
         read_fd, write_fd = os.pipe()
-        task = {"spec": self.spec, "options": options, "argv": argv, "sys_path": [os.getcwd(), *sys.path],
+        task = {"spec": self.spec, "options": options, "argv": argv, "sys_path": sys_path,
                 "mode": mode, "budgets": asdict(budgets), "runs": runs, "result_fd": write_fd,
                 "write_workload": self.has_workload}
         limit = timeout_s if timeout_s is not None else 30.0 + budgets.wall_s * max(1, len(runs)) * (
             3 if mode == "shrink" else 1)
         stderr_path = _session_dir() / f"{directory.name}.stderr"
         lines: list[str] = []
-        with open(stderr_path, "wb") as stderr:
-            process = subprocess.Popen([sys.executable, "-c", SHIM, *argv[1:]], stdin=subprocess.PIPE,
-                                       stdout=subprocess.DEVNULL, stderr=stderr, cwd=directory, env=env,
-                                       pass_fds=(write_fd,), start_new_session=True)
-            os.close(write_fd)
-            killed = _talk(process, json.dumps(task).encode(), read_fd, lines, time.monotonic() + limit)
-        shutil.rmtree(directory, ignore_errors=True)
+        try:
+            with open(stderr_path, "wb") as stderr:
+                process = subprocess.Popen([sys.executable, "-c", SHIM, *argv[1:]], stdin=subprocess.PIPE,
+                                           stdout=subprocess.DEVNULL, stderr=stderr, cwd=directory, env=env,
+                                           pass_fds=(write_fd,), start_new_session=True)
+                os.close(write_fd)
+                write_fd = -1
+                killed = _talk(process, json.dumps(task).encode(), read_fd, lines, time.monotonic() + limit)
+                read_fd = -1  # _talk closed it
+        finally:
+            for fd in (read_fd, write_fd):
+                if fd >= 0:
+                    os.close(fd)
+            shutil.rmtree(directory, ignore_errors=True)
         results: list[RunResult | dict[str, Any]] = []
         for line in lines:
             record = json.loads(line)
@@ -170,6 +210,32 @@ class Sandbox:
             results.append(stub if mode == "runs" else {"label": missing, "failure": failure, "doc": None})
         stderr_path.unlink(missing_ok=True)
         return results
+
+
+def neutral_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    """A workload for a child: the path of the trace it was converted from cut to its file name
+    (what `history_overlap` and `model_overlap` compare), so the copy leads nowhere."""
+    conversion = doc.get("conversion")
+    if isinstance(conversion, dict) and isinstance(conversion.get("source"), str):
+        doc = {**doc, "conversion": {**conversion, "source": Path(conversion["source"]).name}}
+    return doc
+
+
+def _neutral_card(text: str) -> str:
+    """A model's card for a child: its training file's path cut to the file name (its sha256 and
+    conversion stay: what `model_overlap` compares)."""
+    try:
+        card = json.loads(text)
+    except ValueError:
+        return text
+    trained = card.get("training_data") if isinstance(card, dict) else None
+    if isinstance(trained, dict):
+        for key in ("path", "source"):
+            if isinstance(trained.get(key), str):
+                trained[key] = Path(trained[key]).name
+        if isinstance(trained.get("conversion"), dict):
+            trained["conversion"] = neutral_doc({"conversion": trained["conversion"]})["conversion"]
+    return json.dumps(card)
 
 
 def _talk(process: subprocess.Popen, task: bytes, read_fd: int, lines: list[str], deadline: float) -> bool:

@@ -32,6 +32,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise option_named(exc, options) from None
     if args.resources is not None and args.resources < 2:
         raise InputError(f"--resources must be at least 2, got {args.resources}")
+    try:
+        speed_sizes = tuple(int(size) for size in args.speed_jobs.split(","))
+    except ValueError:
+        speed_sizes = ()
+    if not speed_sizes or min(speed_sizes) < 10:
+        raise InputError(f"--speed-jobs takes sizes of at least 10 jobs, comma-separated; got {args.speed_jobs!r}")
     if args.max_times_easy is not None and not args.max_times_easy > 0:
         raise InputError(f"--max-times-easy must be > 0, got {args.max_times_easy}")
     extra, extra_nb_res = None, None
@@ -65,7 +71,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     say = (lambda text: None) if args.quiet else (lambda text: print(f"  ... {text}", file=sys.stderr, flush=True))
     report = check_scheduler(factory, args.scheduler, options=options, nb_res=args.resources or 16, extra=extra,
                              extra_nb_res=extra_nb_res, workload_path=args.workload, out_dir=out, progress=say,
-                             max_times_easy=args.max_times_easy, argv=sys.argv)
+                             speed_sizes=speed_sizes, max_times_easy=args.max_times_easy, argv=sys.argv)
     for line in report.lines:
         print(f"ok    {line}")
     for warning in report.warnings:
@@ -139,7 +145,7 @@ def add_parsers(sub: Any, add_scheduler_args: Any) -> None:
                     "epoch-scale clocks, no walltimes, a long queue) and on --workload. Checks Batsim's rules (the "
                     "first violation is shrunk to a small workload), progress (budgets of simulated time, idle "
                     "decisions, wall clock, memory), determinism, and look-ahead: in child processes that see only "
-                    "copies of your files, decisions before t must not change when the run times of jobs ending "
+                    "copies of your files, decisions at or before t must not change when the run times of jobs ending "
                     "after t, or the jobs submitted after t, change. Warns of kills and rejections Batsim allows, "
                     "and measures how scheduling time grows with the workload, next to EASY's. Exit 0 when every "
                     "check holds, 1 otherwise (docs/writing-a-scheduler.md: what it proves and what it cannot).")
@@ -151,6 +157,8 @@ def add_parsers(sub: Any, add_scheduler_args: Any) -> None:
     c.add_argument("--jobs", type=int, default=500, help="jobs taken from --workload")
     c.add_argument("--out", "-o", help="directory for the smallest workload that shows a violation, with a "
                                        "platform and a replay command (written only on a violation)")
+    c.add_argument("--speed-jobs", default="1000,2000,4000", metavar="N,N,...",
+                   help="workload sizes of the speed runs (default 1000,2000,4000; two or more give the exponent)")
     c.add_argument("--max-times-easy", type=float, metavar="X",
                    help="fail when the scheduling time per job at the largest speed size exceeds X times EASY's")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
