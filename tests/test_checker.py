@@ -191,11 +191,11 @@ def test_a_perturbed_run_a_budget_stopped_is_not_judged_look_ahead():
     change = Changes("run times", 20.0, runtimes_s={("b", 0.0, 1): 5.0})
     stopped = RunResult("w", failure="no progress: the run did not end within 90 s", kind="progress")
     failed_late = RunResult("w", failure="rule broken: x", kind="rules", log=log[:1])
-    outcomes = {"again": base, "hash": base, "run times 0": {"w": stopped}, "arrivals 0": {"w": failed_late}}
-    variants = {"again": (None, 1), "hash": (None, 2), "run times 0": ({"w": change}, 1),
-                "arrivals 0": ({"w": Changes("arrivals", 20.0, removed={("c", 30.0, 1)})}, 1)}
+    outcomes = {"hash": base, "look-ahead 0": {"w": stopped}, "look-ahead 1": {"w": failed_late}}
+    variants = {"hash": (None, 2), "look-ahead 0": ({"w": change}, 1),
+                "look-ahead 1": ({"w": Changes("arrivals", 20.0, removed={("c", 30.0, 1)})}, 1)}
     report = CheckReport()
-    _judge(report, base, outcomes, variants, ["w"], runner=SimpleNamespace(sandbox=object()), runs_of=None)
+    _judge(report, base, outcomes, variants, {}, ["w"], runner=SimpleNamespace(sandbox=object()), runs_of=None)
     assert [f.check for f in report.findings] == ["rules"]  # the failure of the perturbed run, not look-ahead
     assert "1 not judged, first w: no progress" in report.lines[-1]
 

@@ -20,8 +20,8 @@ from schedlab.workload import Workload
 
 Factory = Callable[[], Any]
 HASH_SEEDS = (12345, 54321)
-#: quantiles of the base run's job ends (run times) and submissions (arrivals) where cuts fall
-RUNTIME_CUTS, ARRIVAL_CUTS = (0.25, 0.6), (0.3, 0.65)
+#: quantiles of the base run's job ends where the look-ahead cuts fall
+CUTS = (0.25, 0.6)
 
 
 @dataclass
@@ -148,25 +148,23 @@ def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] |
 
     if clean:
         say("determinism and look-ahead")
-        variants: dict[str, tuple[dict[str, Changes] | None, int]] = {
-            "again": (None, HASH_SEEDS[0]), "hash": (None, HASH_SEEDS[1])}
-        for number, quantile_cuts in enumerate(zip(RUNTIME_CUTS, ARRIVAL_CUTS, strict=True)):
-            runtime, arrival = {}, {}
+        # one process with another hash seed; per cut, one run where both the run times of the jobs
+        # ending after it and the jobs submitted after it change (told apart only when it differs)
+        variants: dict[str, tuple[dict[str, Changes] | None, int]] = {"hash": (None, HASH_SEEDS[1])}
+        parts: dict[tuple[str, str], tuple[Changes, Changes]] = {}
+        for number, quantile in enumerate(CUTS):
+            combined = {}
             for label in clean:
-                result = base[label]
-                spans = {name: (span[0], span[1]) for name, span in result.spans.items()}
-                ends = [span[1] for span in result.spans.values() if span[1] is not None]
-                for cut_s in _cuts(ends, (quantile_cuts[0],)):
-                    change = runtime_changes(docs[label], spans, cut_s, seed=number)
-                    if not change.empty:
-                        runtime[label] = change
-                submits = [float(raw["subtime"]) for raw in docs[label]["jobs"]]
-                for cut_s in _cuts(submits, (quantile_cuts[1],)):
-                    change = arrival_changes(docs[label], cut_s, seed=number, nb_res=sizes[label])
-                    if not change.empty:
-                        arrival[label] = change
-            variants[f"run times {number}"] = (runtime, HASH_SEEDS[0])
-            variants[f"arrivals {number}"] = (arrival, HASH_SEEDS[0])
+                spans = {name: (span[0], span[1]) for name, span in base[label].spans.items()}
+                for cut_s in _cuts([span[1] for span in spans.values() if span[1] is not None], (quantile,)):
+                    runtime = runtime_changes(docs[label], spans, cut_s, seed=number)
+                    arrival = arrival_changes(docs[label], cut_s, seed=number, nb_res=sizes[label])
+                    both = Changes("run times and arrivals", cut_s, runtime.runtimes_s, arrival.removed,
+                                   arrival.shifted_s, arrival.added)
+                    if not both.empty:
+                        combined[label] = both
+                        parts[f"look-ahead {number}", label] = (runtime, arrival)
+            variants[f"look-ahead {number}"] = (combined, HASH_SEEDS[0])
 
         def run_variant(item: tuple[str, tuple[dict[str, Changes] | None, int]]) -> tuple[str, dict[str, RunResult]]:
             name, (changes, seed) = item
@@ -176,7 +174,7 @@ def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] |
         workers = min(2, os.cpu_count() or 1) if sandbox is not None else 1  # in this process: one at a time
         with ThreadPoolExecutor(max_workers=workers) as pool:
             outcomes = dict(pool.map(run_variant, variants.items()))
-        _judge(report, base, outcomes, variants, clean, runner, runs_of)
+        _judge(report, base, outcomes, variants, parts, clean, runner, runs_of)
 
     if "trace" in base and base["trace"].failure is None:
         say("speed")
@@ -249,29 +247,29 @@ def _rules(report: CheckReport, base: dict[str, RunResult], runner: _Runner, doc
 
 
 def _judge(report: CheckReport, base: dict[str, RunResult], outcomes: dict[str, dict[str, RunResult]],
-           variants: Mapping[str, Any], clean: list[str], runner: _Runner, runs_of: Callable[..., Any]) -> None:
-    """Determinism first (a run that changes by itself would read as look-ahead), then look-ahead,
-    each suspicion confirmed by repeating the unperturbed run."""
-    unstable = {}
-    for label in clean:
-        where = _first_difference(base[label], outcomes["again"].get(label, base[label]))
-        if where is not None:
-            unstable[label] = where
-    if unstable:
-        label, where = next(iter(unstable.items()))
-        report.findings.append(Finding(
-            "determinism", f"two runs of {label} in the same conditions differ: {where} (a wall clock, an unseeded "
-                           "random generator, a timing?)", cause="changes from run to run"))
-        return
+           variants: Mapping[str, Any], parts: Mapping[tuple[str, str], tuple[Changes, Changes]], clean: list[str],
+           runner: Any, runs_of: Callable[..., Any]) -> None:
+    """Determinism, then look-ahead. A run that differs is explained before anyone is blamed: the
+    unperturbed run is repeated (a run that changes by itself is a determinism failure, not a hash
+    order nor look-ahead), and a perturbed run that differs is split into its two changes to name
+    the cause."""
     hashed = {label: where for label in clean
               if (where := _first_difference(base[label], outcomes["hash"].get(label, base[label]))) is not None}
     if hashed:
+        repeat = {r.label: r for r in runner(runs_of(sorted(hashed)))}
+        for label in sorted(hashed):
+            where = _first_difference(base[label], repeat[label])
+            if where is not None:
+                report.findings.append(Finding(
+                    "determinism", f"two runs of {label} in the same conditions differ: {where} (a wall clock, an "
+                                   "unseeded random generator, a timing?)", cause="changes from run to run"))
+                return  # decisions that change by themselves would read as look-ahead too
         label, where = next(iter(hashed.items()))
         report.findings.append(Finding(
             "determinism", f"a process with another PYTHONHASHSEED ({HASH_SEEDS[1]}) differs on {label}: {where} (an "
                            "order that follows string hashing, e.g. of a set)", cause="follows string hashing"))
     else:
-        where = ("two processes, and from one with another hash seed" if runner.sandbox is not None
+        where = ("two processes with different hash seeds" if runner.sandbox is not None
                  else "two runs in this process (hash seeds not varied)")
         report.lines.append(f"determinism: the same decisions and jobs.csv rows on {len(clean)} workloads from {where}")
     suspects: list[tuple[str, str, Changes, str]] = []
@@ -291,47 +289,61 @@ def _judge(report: CheckReport, base: dict[str, RunResult], outcomes: dict[str, 
             where = _first_difference(base[label], result, up_to_s=change.cut_s, prefix=result.failure is not None)
             if where is not None:
                 suspects.append((name, label, change, where))
-                break
-            if result.failure is not None:
+            elif result.failure is not None:
                 broken.append((label, change, result))
     checks = {finding.check for finding in report.findings}
     for label, change, result in broken[:1]:
         if ("progress" if result.kind == "progress" else "rules") in checks:
             break  # the base runs showed it already
-        what = "run times of jobs ending" if change.kind == "run times" else "jobs submitted"
         report.findings.append(Finding("progress" if result.kind == "progress" else "rules",
-                                       f"{label} with other {what} after t={change.cut_s:g}: {result.failure}",
-                                       cause="no progress" if result.kind == "progress" else
+                                       f"{label} with other run times and arrivals after t={change.cut_s:g}: "
+                                       f"{result.failure}", cause="no progress" if result.kind == "progress" else
                                        "raises" if result.kind == "raised" else "breaks Batsim's rules"))
     if not suspects:
         judged = sum(len(o) for n, o in outcomes.items() if variants[n][0] is not None) - len(unjudged)
         report.lines.append(f"look-ahead: none (decisions up to each cut unchanged when the run times of later-ending "
-                            f"jobs or the jobs submitted later change; {len(clean)} workloads, {judged} runs"
+                            f"jobs and the jobs submitted later change; {len(clean)} workloads, {judged} runs"
                             + (f"; {len(unjudged)} not judged, first {unjudged[0]}" if unjudged else "") + ")")
         return
-    labels = sorted({label for _, label, _, _ in suspects})
+    first: dict[str, tuple[str, Changes, str]] = {}
+    for name, label, change, where in suspects:
+        first.setdefault(label, (name, change, where))
+    labels = sorted(first)
     repeat = {r.label: r for r in runner(runs_of(labels))}
-    for _, label, change, _ in suspects:
-        again = repeat.get(label)
-        if again is None or _first_difference(base[label], again, up_to_s=change.cut_s) is not None:
+    for label in labels:
+        if _first_difference(base[label], repeat[label], up_to_s=first[label][1].cut_s) is not None:
             report.findings.append(Finding(
-                "determinism", f"two runs of {label} in the same conditions differ up to t={change.cut_s:g} (a wall "
-                               "clock, an unseeded random generator, a timing?)", cause="changes from run to run"))
+                "determinism", f"two runs of {label} in the same conditions differ up to t={first[label][1].cut_s:g} "
+                               "(a wall clock, an unseeded random generator, a timing?)",
+                cause="changes from run to run"))
             return
-    seen = set()
-    for _, label, change, where in suspects:
-        if change.kind in seen:
+    label = labels[0]  # one workload tells the cause: each change alone
+    name, change, where = first[label]
+    runtime, arrival = parts[name, label]
+    alone = {kind: runner(runs_of([label], {label: part}))[0] for kind, part in (("run times", runtime),
+                                                                                 ("arrivals", arrival))
+             if not part.empty}
+    found = False
+    for kind, result in alone.items():
+        part = runtime if kind == "run times" else arrival
+        shown = _first_difference(base[label], result, up_to_s=part.cut_s, prefix=result.failure is not None)
+        if shown is None or result.kind in ("input", "progress"):
             continue
-        seen.add(change.kind)
-        if change.kind == "run times":
-            message = (f"{where} when only the run times of jobs ending after t={change.cut_s:g} changed "
-                       f"({len(change.runtimes_s)} jobs; workload {label})")
+        found = True
+        if kind == "run times":
+            message = (f"{shown} when only the run times of jobs ending after t={part.cut_s:g} changed "
+                       f"({len(part.runtimes_s)} jobs; workload {label})")
             cause = "reads run times (profiles, profile names, the workload's file, the engine's memory)"
         else:
-            message = (f"{where} when only jobs submitted after t={change.cut_s:g} changed ({len(change.removed)} "
-                       f"removed, {len(change.shifted_s)} shifted, {len(change.added)} added; workload {label})")
+            message = (f"{shown} when only jobs submitted after t={part.cut_s:g} changed ({len(part.removed)} "
+                       f"removed, {len(part.shifted_s)} shifted, {len(part.added)} added; workload {label})")
             cause = "sees future arrivals (the workload's file, the engine's memory)"
         report.findings.append(Finding("look-ahead", message, cause=cause))
+    if not found:
+        report.findings.append(Finding(
+            "look-ahead", f"{where} when the run times of jobs ending after t={change.cut_s:g} and the jobs submitted "
+                          f"after it changed together (neither alone changed them; workload {label})",
+            cause="looks ahead (run times and arrivals together)"))
 
 
 def _speed(report: CheckReport, factory: Factory, nb_res: int, sizes: tuple[int, ...], max_times_easy: float | None,
