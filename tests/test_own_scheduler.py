@@ -227,7 +227,7 @@ def test_pybatsim_entry_refuses_names_pybatsim_cannot_load(tmp_path):
     pytest.param("easy", {}, marks=pytest.mark.slow), pytest.param("fcfs", {}, marks=pytest.mark.slow),
     pytest.param("easy-sjbf", {}, marks=pytest.mark.slow),
     # the learning ones read the jobs' extra fields (user, queue): the checker must keep them
-    pytest.param("hybrid", {"retrain": "600", "reliability": "dt"}, marks=pytest.mark.slow),
+    pytest.param("hybrid", {"retrain": "7200", "reliability": "dt"}, marks=pytest.mark.slow),
     pytest.param("online-sjf", {}, marks=pytest.mark.slow),
     pytest.param("easy-pp", {"predictor": "user-last2", "correction": "power"}, marks=pytest.mark.slow),
     # every other shipped scheduler, with the options it needs
@@ -240,7 +240,7 @@ def test_check_passes_the_shipped_schedulers(name, options):
                              speed_sizes=(200, 400))
     assert report.ok, report.findings
     assert [line.split(":")[0] for line in report.lines] == ["rules", "determinism", "look-ahead", "speed"]
-    assert "another hash seed" in report.lines[1]
+    assert "two processes with different hash seeds" in report.lines[1]
 
 
 class SetOrdered(FirstFit):

@@ -10,7 +10,6 @@ import os
 import re
 import sys
 
-import numpy as np
 from procset import ProcSet
 
 from schedlab import CallMeLater, Execute, Kill, Reject, Scheduler
@@ -213,17 +212,6 @@ class OffByOneOnWideJobs(Greedy):
     def allocate(self, job):
         count = job.res - 1 if job.res > self.nb_resources // 2 else job.res
         return ProcSet(*self.free[:count])
-
-
-class Float32Clock(Greedy):
-    """Keeps times as float32 and asks to be called one second later whenever a job waits: at
-    epoch-scale clocks (1.2e9 s) float32's step is 128 s, so the call can be in the past."""
-
-    def decide(self, now):
-        decisions = super().decide(now)
-        if self.waiting:
-            decisions.append(CallMeLater(float(np.float32(now)) + 1.0))
-        return decisions
 
 
 class AssumesWalltime(Greedy):
