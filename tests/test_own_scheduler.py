@@ -23,8 +23,8 @@ from schedlab.workloads.synthetic import generate
 from tests.helpers.data import make_workload
 
 DATA = Path(__file__).resolve().parent / "data"
-CHEATER = f"{DATA / 'user_schedulers' / 'cheater.py'}:ProfileReader"
-FirstFit = class_from_spec(f"{DATA / 'user_schedulers' / 'cheater.py'}:FirstFit")  # the tests' minimal scheduler
+CHEATER = f"{DATA / 'user_schedulers' / 'faulty.py'}:ProfileReader"
+FirstFit = class_from_spec(f"{DATA / 'user_schedulers' / 'faulty.py'}:Greedy")  # the tests' minimal scheduler
 
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -114,7 +114,7 @@ def test_module_class_names_work_in_the_cli_and_bad_ones_are_one_line(tmp_path):
                str(tmp_path / "o"), "-q")
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["scheduler"] == CHEATER
-    for spec, said in ((f"{tmp_path}/none.py:X", "no such file"), (f"{DATA}/user_schedulers/cheater.py:Nope", "has no"),
+    for spec, said in ((f"{tmp_path}/none.py:X", "no such file"), (f"{DATA}/user_schedulers/faulty.py:Nope", "has no"),
                        ("json:JSONDecoder", "not a subclass of schedlab.Scheduler"),
                        ("no_such_module_xyz:X", "cannot import")):
         done = cli("simulate", "-p", str(platform), "-w", str(tmp_path / "w.json"), "-s", spec, "-o",

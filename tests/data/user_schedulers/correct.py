@@ -8,12 +8,9 @@ from procset import ProcSet
 from schedlab import CallMeLater, Execute, Scheduler
 
 
-class ConservativeBackfilling(Scheduler):
-    """Conservative backfilling over the first `window` waiting jobs: each gets a reservation, in
-    submission order, in an availability profile built on walltimes (a job without one holds its
-    resources forever); a job starts when its reservation is now. Later jobs wait their turn."""
-
-    window = 32
+class Waiting(Scheduler):
+    """What the three share: jobs waiting in submission order, the free resources, the running
+    jobs (whatever each keeps of them), the lowest free ids taken for a start."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -25,6 +22,19 @@ class ConservativeBackfilling(Scheduler):
 
     def on_job_submitted(self, job, now):
         self.waiting.append(job)
+
+    def take(self, job):
+        alloc = ProcSet(*self.free[:job.res])
+        self.free -= alloc
+        return alloc
+
+
+class ConservativeBackfilling(Waiting):
+    """Conservative backfilling over the first `window` waiting jobs: each gets a reservation, in
+    submission order, in an availability profile built on walltimes (a job without one holds its
+    resources forever); a job starts when its reservation is now. Later jobs wait their turn."""
+
+    window = 32
 
     def on_job_completed(self, job_id, state, now):
         alloc, _ = self.running.pop(job_id)
@@ -44,8 +54,7 @@ class ConservativeBackfilling(Scheduler):
             duration = math.inf if job.walltime_s is None else job.walltime_s
             start = self._earliest(profile, job.res, duration)
             if start == now:
-                alloc = ProcSet(*self.free[:job.res])
-                self.free -= alloc
+                alloc = self.take(job)
                 self.running[job.id] = (alloc, now + duration)
                 self.waiting.remove(job)
                 decisions.append(Execute(job.id, alloc))
@@ -73,21 +82,13 @@ class ConservativeBackfilling(Scheduler):
                 entry[1] -= res
 
 
-class PeriodicBatchLearner(Scheduler):
+class PeriodicBatchLearner(Waiting):
     """Decides only every 10 minutes: learns each user's mean run time from completions (the only
     run times it ever sees) and starts waiting jobs shortest predicted first."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.waiting, self.running, self.free = [], {}, ProcSet()
         self.sums, self.call_pending = {}, False
-
-    def on_simulation_begins(self, platform, now):
-        super().on_simulation_begins(platform, now)
-        self.free = ProcSet((0, platform.nb_resources - 1))
-
-    def on_job_submitted(self, job, now):
-        self.waiting.append(job)
 
     def on_job_completed(self, job_id, state, now):
         alloc, job, start = self.running.pop(job_id)
@@ -107,8 +108,7 @@ class PeriodicBatchLearner(Scheduler):
         if not self.call_pending:
             for job in sorted(self.waiting, key=lambda j: (self.predicted_s(j), j.id)):
                 if job.res <= len(self.free):
-                    alloc = ProcSet(*self.free[:job.res])
-                    self.free -= alloc
+                    alloc = self.take(job)
                     self.running[job.id] = (alloc, job, now)
                     decisions.append(Execute(job.id, alloc))
             started = {d.job_id for d in decisions}
@@ -119,19 +119,12 @@ class PeriodicBatchLearner(Scheduler):
         return decisions
 
 
-class PrintsProgress(Scheduler):
+class PrintsProgress(Waiting):
     """FCFS that prints its progress to stdout with carriage returns and no final newline."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.waiting, self.running, self.free, self.done = [], {}, ProcSet(), 0
-
-    def on_simulation_begins(self, platform, now):
-        super().on_simulation_begins(platform, now)
-        self.free = ProcSet((0, platform.nb_resources - 1))
-
-    def on_job_submitted(self, job, now):
-        self.waiting.append(job)
+        self.done = 0
 
     def on_job_completed(self, job_id, state, now):
         self.free |= self.running.pop(job_id)
@@ -142,8 +135,7 @@ class PrintsProgress(Scheduler):
         decisions = []
         while self.waiting and self.waiting[0].res <= len(self.free):
             job = self.waiting.pop(0)
-            alloc = ProcSet(*self.free[:job.res])
-            self.free -= alloc
+            alloc = self.take(job)
             self.running[job.id] = alloc
             decisions.append(Execute(job.id, alloc))
         return decisions

@@ -1,6 +1,7 @@
 """Faulty and cheating schedulers for `scheduler check`, one per way researchers get it wrong, loaded
 by file (`faulty.py:CLASS`). Each starts from `Greedy` (first fit in an order, no reservation), which
-is correct; what each adds is the fault its docstring names. The checker must catch every one by
+is correct, and which the tests also specialise by its order; what each adds is the fault its
+docstring names. The checker must catch every one by
 default (given the user's workload with -w, as a user gives it anyway) and name the right cause."""
 
 import gc
@@ -38,16 +39,27 @@ class Greedy(Scheduler):
     def allocate(self, job):
         return ProcSet(*self.free[:job.res])
 
+    def room(self, now):
+        """How many resources a job may take now: every free one."""
+        return len(self.free)
+
+    def start(self, job):
+        alloc = self.allocate(job)
+        self.free -= alloc
+        self.running[job.id] = alloc
+        del self.waiting[job.id]
+        return Execute(job.id, alloc)
+
     def decide(self, now):
-        decisions = []
-        for job in self.order(now):
-            if job.res <= len(self.free):
-                alloc = self.allocate(job)
-                self.free -= alloc
-                self.running[job.id] = alloc
-                del self.waiting[job.id]
-                decisions.append(Execute(job.id, alloc))
-        return decisions
+        return [self.start(job) for job in self.order(now) if job.res <= self.room(now)]
+
+
+def _engine_on_stack():
+    """The host engine, found in the frames up the stack (what no scheduler should do)."""
+    frame = inspect.currentframe()
+    while frame is not None and not hasattr(frame.f_locals.get("self"), "workload"):
+        frame = frame.f_back
+    return frame.f_locals["self"]
 
 
 # ------------------------------------------------------------------ information from outside the engine
@@ -136,6 +148,15 @@ class UserModelOnWholeWorkload(Greedy):
         return sorted(self.waiting.values(), key=lambda job: (self.mean_s.get(job.extra.get("user"), 0.0), job.id))
 
 
+class ProfileReader(Greedy):
+    """Shortest real run time first, read from the host engine's workload profiles (frames up the
+    stack), never from the job."""
+
+    def order(self, now):
+        profiles = _engine_on_stack().workload.profiles
+        return sorted(self.waiting.values(), key=lambda job: (profiles[job.profile].delay_s, job.id))
+
+
 class ProfileNameParser(Greedy):
     """Shortest first by the run time a profile's name tells (`delay_3600`)."""
 
@@ -157,21 +178,16 @@ class GcFutureReserver(Greedy):
 
     def upcoming(self, now):
         if self.engine is None:
-            self.engine = next(o for o in gc.get_objects() if getattr(o, "scheduler", None) is self
-                               and hasattr(o, "workload"))
+            self.engine = next(o for o in gc.get_objects() if type(o).__name__.endswith("Engine")
+                               and getattr(o, "scheduler", None) is self)
         return [job for job in self.engine.workload.jobs if now < job.submit_time_s <= now + 600]
 
     def decide(self, now):
-        keep = max((job.res for job in self.upcoming(now)), default=0)
-        decisions = []
-        for job in self.order(now):
-            if job.res <= len(self.free) - keep:
-                alloc = self.allocate(job)
-                self.free -= alloc
-                self.running[job.id] = alloc
-                del self.waiting[job.id]
-                decisions.append(Execute(job.id, alloc))
-        return decisions
+        self.keep = max((job.res for job in self.upcoming(now)), default=0)
+        return super().decide(now)
+
+    def room(self, now):
+        return len(self.free) - self.keep
 
 
 class FrameFutureReader(Greedy):
@@ -179,10 +195,7 @@ class FrameFutureReader(Greedy):
     5 minutes than are waiting now (it waits for them, to pick the best)."""
 
     def decide(self, now):
-        frame = inspect.currentframe()
-        while frame is not None and not hasattr(frame.f_locals.get("self"), "workload"):
-            frame = frame.f_back
-        engine = frame.f_locals["self"]
+        engine = _engine_on_stack()
         coming = sum(1 for job in engine.workload.jobs if now < job.submit_time_s <= now + 300)
         if coming > len(self.waiting):
             return []
@@ -337,10 +350,6 @@ class WallClockBudget(Greedy):
         for job in self.order(now):
             if time.perf_counter() - started > 20e-6 and decisions:
                 break
-            if job.res <= len(self.free):
-                alloc = self.allocate(job)
-                self.free -= alloc
-                self.running[job.id] = alloc
-                del self.waiting[job.id]
-                decisions.append(Execute(job.id, alloc))
+            if job.res <= self.room(now):
+                decisions.append(self.start(job))
         return decisions
