@@ -118,7 +118,7 @@ def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] |
         report.lines.append("note: the scheduler was checked in this process (no child process could make "
                             f"{spec!r}): what it reads from outside the engine is not checked")
     runner = _Runner(factory, sandbox, budgets)
-    option_docs = sandbox.option_docs() if sandbox is not None else {}
+    option_docs = sandbox.option_docs if sandbox is not None else {}
 
     def runs_of(labels: list[str], changes: dict[str, Changes] | None = None) -> list[dict[str, Any]]:
         runs = []

@@ -13,6 +13,7 @@ about, and a look-ahead run changes what it reads. Results come back on a pipe o
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -128,9 +129,10 @@ class Sandbox:
         self.env = dict(os.environ if env is None else env)
         self.has_workload = workload_path is not None
 
+    @functools.cached_property
     def option_docs(self) -> dict[str, dict[str, Any]]:
-        """The option files that are Batsim JSON workloads (copy name -> parsed), which look-ahead
-        runs perturb where they hold the simulated jobs."""
+        """The option files that are Batsim JSON workloads (copy name -> parsed once, paths cut),
+        which look-ahead runs perturb where they hold the simulated jobs."""
         return {f.copy_name: neutral_doc(json.loads(Path(f.given).read_text())) for f in self.files
                 if f.is_json_workload and not f.is_workload}
 
@@ -143,7 +145,7 @@ class Sandbox:
                 if f.copy_name.endswith(".card.json"):
                     copy.write_text(_neutral_card(Path(f.given).read_text()))
                 elif f.is_json_workload:
-                    copy.write_text(json.dumps(neutral_doc(json.loads(Path(f.given).read_text()))))
+                    copy.write_text(json.dumps(self.option_docs[f.copy_name]))
                 else:
                     shutil.copyfile(f.given, copy)
             for spelled in f.spellings:

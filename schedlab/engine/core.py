@@ -11,7 +11,6 @@ Illegal decisions raise SimulationError, as Batsim aborts on them.
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,7 +53,7 @@ class Engine:
         self.records: dict[str, JobRecord] = self.ledger.records
         self.finished: list[str] = self.ledger.finished  # completion (or rejection) order: jobs.csv's rows
         self.nb_decisions = 0
-        self._kills_at: tuple[float, set[str]] = (-math.inf, set())  # jobs killed at one instant (a repeat is ignored)
+        self._reply_kills: set[str] = set()  # jobs killed by the reply being applied (a repeat is ignored)
         self.nb_steps = 0
         self._heap: list[tuple[float, Event, int, Any]] = []  # (time, kind = priority, seq, payload)
         self._seq = 0
@@ -160,7 +159,10 @@ class Engine:
             self._apply(decisions, self.now)
 
     def _apply(self, decisions: Sequence[Decision | Deferred], now: float) -> None:
+        """One reply's decisions, in order."""
         appliers = self._appliers
+        if self._reply_kills:
+            self._reply_kills = set()
         for decision in decisions:
             self.nb_decisions += 1
             applier = appliers.get(type(decision))
@@ -201,18 +203,16 @@ class Engine:
 
     def _kill(self, decision: Kill, now: float) -> None:
         """Batsim's rule (JobLedger.to_kill): the end of every job that ended before this reply has
-        been sent with the request it answers, so Batsim has forgotten it; a job killed by an earlier
-        kill of this same instant is ignored, as Batsim ignores a repeated kill."""
+        been sent with the request it answers, so Batsim has forgotten it; a job this same reply
+        killed already is ignored, as Batsim ignores a repeated kill."""
         killed = []
-        if self._kills_at[0] != now:
-            self._kills_at = (now, set())
-        asked = self._kills_at[1]
+        asked = self._reply_kills
         for job_id in decision.job_ids:
-            record = self.records.get(job_id)
-            repeated = job_id in asked
-            self.ledger.to_kill(job_id, now, forgotten=record is not None and record.state.is_complete
-                                and not repeated)
-            if record is not None and record.state is JobState.RUNNING:
+            if job_id in asked:
+                continue
+            record = self.ledger.to_kill(job_id, now, forgotten=job_id in self.records
+                                         and self.records[job_id].state.is_complete)
+            if record.state is JobState.RUNNING:
                 self.ledger.finish(record, JobState.COMPLETED_KILLED, now)
                 killed.append(job_id)
                 asked.add(job_id)

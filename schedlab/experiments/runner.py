@@ -305,10 +305,9 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
     runs_dir.mkdir(parents=True, exist_ok=True)
     for leftover in runs_dir.glob(".*.part"):  # runs cut short by a kill: never complete, start again
         shutil.rmtree(leftover, ignore_errors=True)
-    plain = list(runs)
     rows: dict[str, dict[str, Any]] = {}
     todo = []
-    for run in plain:
+    for run in runs:
         done = finished_row(run, runs_dir)
         if done is None:
             todo.append(run)
@@ -317,7 +316,7 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
 
     def report() -> None:
         if progress is not None:
-            progress(len(rows), len(plain), sum(not row["complete"] for row in rows.values()))
+            progress(len(rows), len(runs), sum(not row["complete"] for row in rows.values()))
 
     report()
     try:
@@ -331,15 +330,15 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
                     rows[result["run_id"]] = result
                 report()
     except KeyboardInterrupt:
-        for run in plain:  # runs a worker finished in a batch that had not come back yet are on disk
+        for run in runs:  # runs a worker finished in a batch that had not come back yet are on disk
             if run.id not in rows:
                 done = finished_row(run, runs_dir)
                 if done is not None:
                     rows[run.id] = done
-        finished = [rows[run.id] for run in plain if run.id in rows]
+        finished = [rows[run.id] for run in runs if run.id in rows]
         write_results(finished, out_dir / "results.parquet")
-        raise CampaignInterrupted(len(finished), len(plain)) from None
-    ordered = [rows[run.id] for run in plain]
+        raise CampaignInterrupted(len(finished), len(runs)) from None
+    ordered = [rows[run.id] for run in runs]
     write_results(ordered, out_dir / "results.parquet")
     return ordered
 
