@@ -114,6 +114,10 @@ class Platform:
 
     resource_names: tuple[str, ...]
     source: str = ""
+    #: the longest time one of Batsim's internal messages takes to reach its server (the master), when
+    #: the host knows it: 0 in the ideal engine, the routes' under `--timing batsim` and
+    #: `serve --platform`; None otherwise (schedulers.wakeups bounds it from the replies)
+    message_time_s: float | None = None
 
     @property
     def nb_resources(self) -> int:

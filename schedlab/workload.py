@@ -12,6 +12,7 @@ from typing import Any
 
 from schedlab.errors import InputError
 from schedlab.model import Job, Profile
+from schedlab.protocol import batsim_numbers
 from schedlab.protocol.jobs import (
     BATSIM_PROFILE_TYPES,
     JobFieldError,
@@ -97,7 +98,7 @@ def _line_of_text(text: str, needle: str) -> int | None:
 
 def parse_workload(text: str, path: str = "<string>", name: str = "w0") -> Workload:
     try:
-        doc = json.loads(text)
+        doc = batsim_numbers.loads(text, strict=False)  # numbers as Batsim 4.2.1 reads them (RapidJSON)
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno) from None
     if not isinstance(doc, dict):

@@ -15,6 +15,7 @@ from schedlab.model import TIME_TOLERANCE_S, CallMeLater, Decision, Execute, Job
 from schedlab.resources import ResourceMask
 from schedlab.schedulers.base import Scheduler
 from schedlab.schedulers.policies import get_policy
+from schedlab.schedulers.wakeups import WakeupMargin
 
 
 @dataclass(slots=True)
@@ -96,6 +97,7 @@ class QueueScheduler(Scheduler):
         self._pending: list[Decision] = []
         self._calls: set[float] = set()  # times a CALL_ME_LATER was asked for, not yet come
         self._call_times: list[tuple[float, float]] = []  # (time asked at, time for), a heap
+        self.wakeup_margin = WakeupMargin()
 
     # ------------------------------------------------------------------ planning duration
     def estimate_s(self, job: Job) -> float:
@@ -173,16 +175,12 @@ class QueueScheduler(Scheduler):
         if now < at and end < (math.inf if walltime is None else running.start_s + walltime):
             self._call_me_later(at, now, out)
 
-    #: Batsim aborts on a CALL_ME_LATER for a time that has passed when the call reaches it, and
-    #: each decision of a reply is a message taking simulated time (0.6 ms on our platforms): a call
-    #: is asked at least this far ahead, and calls come first in their reply (`decide`).
-    MIN_CALL_DELAY_S = 0.01
-
     def _call_me_later(self, at_s: float, now: float, out: list[Decision]) -> None:
-        """Ask to be called at `at_s` (once per time), or `MIN_CALL_DELAY_S` from now if sooner."""
+        """Ask to be called at `at_s` (once per time), or as soon as Batsim surely accepts it:
+        `wakeups.WakeupMargin` from now (calls come first in their reply: `decide`)."""
         if at_s in self._calls:
             return
-        asked_s = max(at_s, now + self.MIN_CALL_DELAY_S)
+        asked_s = max(at_s, now + self.wakeup_margin.margin_s)
         self._calls.add(at_s)
         heapq.heappush(self._call_times, (asked_s, at_s))
         out.append(CallMeLater(asked_s))
@@ -208,6 +206,7 @@ class QueueScheduler(Scheduler):
     def on_simulation_begins(self, platform: Platform, now: float) -> None:
         super().on_simulation_begins(platform, now)
         self._resources = ResourceMask(platform.nb_resources)
+        self.wakeup_margin.platform_s = platform.message_time_s
 
     def on_job_submitted(self, job: Job, now: float) -> None:
         if job.res > self.nb_resources:
@@ -258,6 +257,7 @@ class QueueScheduler(Scheduler):
 
     # ------------------------------------------------------------------ decisions
     def decide(self, now: float) -> list[Decision]:
+        self.wakeup_margin.request(now)
         if self._ends and self._ends[0][0] <= now + self.revision_lead_s + self.TIME_TOLERANCE_S:
             self._revise_overdue(now)
         decisions, self._pending = self._pending, []
@@ -268,6 +268,8 @@ class QueueScheduler(Scheduler):
             self._schedule(now, decisions)
         self._new.clear()
         self._released = self._completed = False
+        # a rejection's reason is one more message (`serve` sends it first, as metadata)
+        self.wakeup_margin.replied(now, len(decisions) + sum(1 for d in decisions if type(d) is Reject and d.reason))
         return calls_first(decisions)
 
     #: queues at least this long are re-scored with the policy's array form, when it has one

@@ -25,6 +25,7 @@ from schedlab.platform import load_platform
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import Scheduler, all_schedulers, create_scheduler
 from schedlab.schedulers.fcfs import FCFS
+from schedlab.schedulers.wakeups import MIN_CALL_DELAY_S
 from tests.helpers.data import BATSIM_DATA, examples, make_workload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -234,6 +235,45 @@ def test_calls_and_kills_take_batsims_message_times(tmp_path):
     assert row[7] == "COMPLETED_KILLED" and engine.finished[-1] == "w0!a"
 
 
+class CallAtSeventeenDigits(FCFS):
+    """FCFS that starts nothing before its call at 26462.444038499998 s: 17 significant digits, which
+    Batsim reads one ulp high (RapidJSON's default mode, schedlab.protocol.batsim_numbers), and on
+    a master whose messages take exactly 0.5 s the ulp moves the start printed at 6 decimals."""
+
+    CALL_S = 26462.444038499998
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = self.called = False
+
+    def decide(self, now):
+        if not self.asked:
+            self.asked = True
+            return [CallMeLater(self.CALL_S)]
+        return super().decide(now) if self.called else []
+
+    def on_requested_call(self, now):
+        super().on_requested_call(now)
+        self.called = True
+
+
+#: real Batsim 4.2.1's row for CallAtSeventeenDigits on slow_master.xml (test_batsim_timing_real
+#: checks it against Batsim itself)
+SEVENTEEN_DIGITS_ROW = ("a,w0,pa,0.000000,1,-1.000000,1,COMPLETED_SUCCESSFULLY,26463.444039,100.000000,26563.444039,"
+                        '26463.444039,26563.444039,265.634440,0,-1.000000,""')
+
+
+def test_a_call_time_is_read_as_batsim_reads_it(tmp_path, monkeypatch):
+    import schedlab.engine.batsim_timed as timed
+
+    platform = HAND_MADE / "slow_master.xml"
+    specs = [("a", 0, 1, 100, None)]
+    row = job_row(run(platform, specs, CallAtSeventeenDigits()).records["w0!a"])
+    assert row == SEVENTEEN_DIGITS_ROW
+    monkeypatch.setattr(timed, "reads_as", lambda value: value)  # Python's correctly rounded reading
+    assert job_row(run(platform, specs, CallAtSeventeenDigits()).records["w0!a"]) != row
+
+
 class KillIfStillRunning(FCFS):
     """Kills job a at a call 50 s after its start unless a's completion has reached it; two
     calls first make the kill reach Batsim a few messages later."""
@@ -359,7 +399,8 @@ def test_a_call_in_the_past_of_batsims_clock_is_refused(tmp_path):
 def test_calls_come_first_and_early_enough_for_batsim(tmp_path):
     """easy-pp's corrections fire LEAD_S before a prediction that includes Batsim's message
     latencies: a call milliseconds after `now` behind ten EXECUTE_JOBs reached Batsim too late (it
-    aborts: 'awaken in the past'). Calls now come first in a reply and at least 10 ms ahead."""
+    aborts: 'awaken in the past'). Calls now come first in a reply and at least 10 ms ahead
+    (schedulers.wakeups; the cluster's messages take 1.6 ms at most)."""
     user = {"user": "u1"}
     specs = ([("1", 0, 1, 60, 1000, user), ("2", 0, 1, 60, 1000, user)]
              + [(f"x{i}", 100, 1, 60, 1000, user) for i in range(10)] + [("z", 100, 12, 10, 1000, user)])
@@ -378,7 +419,7 @@ def test_calls_come_first_and_early_enough_for_batsim(tmp_path):
     for _now, decisions in replies:
         kinds = [isinstance(d, CallMeLater) for d in decisions]
         assert kinds == sorted(kinds, reverse=True)  # calls first
-    assert all(d.at_s >= now + create_scheduler("easy-pp").MIN_CALL_DELAY_S for now, d in calls)
+    assert all(d.at_s >= now + MIN_CALL_DELAY_S for now, d in calls)
 
 
 @st.composite

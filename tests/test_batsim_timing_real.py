@@ -86,7 +86,10 @@ name = sys.argv[1]
 serve(getattr(t, name)() if hasattr(t, name) else create_scheduler(name), sys.argv[2])
 """
 
-def scripted_case(tmp_path: Path, scheduler: str, nb_res: int, specs) -> tuple[list[str], list[str]]:
+def scripted_case(tmp_path: Path, scheduler: str, nb_res: int, specs,
+                  platform_path: Path | None = None) -> tuple[list[str], list[str]]:
+    """Real Batsim's rows and ours for a scheduler of tests/test_batsim_timing.py (or a registered
+    one) on a cluster of `nb_res` hosts, or on `platform_path`."""
     from schedlab.engine.batsim_network import message_routes
     from schedlab.engine.batsim_timed import BatsimTimedEngine
     from schedlab.outputs import JOBS_COLUMNS, job_row
@@ -97,7 +100,7 @@ def scripted_case(tmp_path: Path, scheduler: str, nb_res: int, specs) -> tuple[l
     from tests.helpers.data import make_workload
 
     platform, workload, script = tmp_path / "p.xml", tmp_path / "w.json", tmp_path / "serve_test.py"
-    platform.write_text(cluster_xml(nb_res))
+    platform.write_text(platform_path.read_text() if platform_path else cluster_xml(nb_res))
     jobs = make_workload(specs, nb_res=nb_res)
     workload.write_text(json.dumps(jobs.to_json()))
     script.write_text(SERVE_TEST_SCHEDULER.format(root=str(ROOT)))
@@ -143,10 +146,21 @@ def easy_pp_cases():
 @pytest.mark.parametrize("case", sorted(easy_pp_cases()))
 def test_easy_pp_calls_are_real_batsims(tmp_path, case):
     """easy-pp revises predictions at CALL_ME_LATERs (users' histories); calls come first in a
-    reply and at least MIN_CALL_DELAY_S ahead, so Batsim accepts every one."""
+    reply and at least schedulers.wakeups' margin ahead, so Batsim accepts every one."""
     nb_res, specs = easy_pp_cases()[case]
     real, ours = scripted_case(tmp_path, "easy-pp", nb_res, specs)
     assert len(real) == len(specs) + 1 and differing(real, ours) == []
+
+
+def test_a_call_time_is_read_as_real_batsim_reads_it(tmp_path):
+    """A CALL_ME_LATER for 26462.444038499998 s (17 digits) on a master whose messages take 0.5 s:
+    Batsim reads it one ulp high, and the job it starts is printed 1 us later than the exact
+    reading gives; the engine's row (tests/test_batsim_timing.py) is real Batsim's."""
+    from tests.test_batsim_timing import SEVENTEEN_DIGITS_ROW
+
+    real, ours = scripted_case(tmp_path, "CallAtSeventeenDigits", 16, [("a", 0, 1, 100, None)],
+                               ROOT / "tests" / "data" / "batsim-timing" / "platforms" / "slow_master.xml")
+    assert differing(real, ours) == [] and real[1] == SEVENTEEN_DIGITS_ROW
 
 
 def test_profiles_ret_codes_are_real_batsims(tmp_path):

@@ -187,10 +187,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from schedlab.protocol.server import serve
     from schedlab.schedulers.base import create_scheduler
 
+    platform = None
+    if args.platform:  # its message time sets how far ahead wake-ups are asked (schedulers.wakeups)
+        import dataclasses
+
+        from schedlab.engine.batsim_network import message_routes
+        from schedlab.engine.batsim_timed import slowest_message_s
+        from schedlab.platform import load_platform
+
+        platform = dataclasses.replace(load_platform(args.platform),
+                                       message_time_s=slowest_message_s(message_routes(args.platform)))
     scheduler = create_scheduler(args.scheduler, option_pairs(args))
     if args.record:
         check_output_file(args.record)
-    serve(scheduler, args.socket, timeout_s=args.timeout, record_path=args.record, ready=_listening("serve"))
+    serve(scheduler, args.socket, timeout_s=args.timeout, record_path=args.record, ready=_listening("serve"),
+          platform=platform)
     return 0
 
 
@@ -301,7 +312,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=None,
                    help="give up when batsim sends nothing for this many seconds (default: wait forever)")
     p.add_argument("--record", help="write every message to this JSON-lines file")
-    p.set_defaults(func=cmd_serve, files=lambda args: scheduler_use(args).write("--record", args.record))
+    p.add_argument("--platform", metavar="FILE",
+                   help="the platform file batsim runs (-p): its message times set how far ahead wake-ups are "
+                        "asked (default: bounded from the gaps between requests and replies)")
+    p.set_defaults(func=cmd_serve, files=lambda args: scheduler_use(args).read("--platform", args.platform)
+                   .write("--record", args.record))
 
     p = sub.add_parser("record", help="relay Batsim <-> a decision process, writing every message")
     p.add_argument("--listen", required=True, help="endpoint batsim connects to (bound here), e.g. tcp://127.0.0.1:28000")

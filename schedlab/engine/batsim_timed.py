@@ -11,6 +11,7 @@ every decision applied as one message, in order. Job rows, times and their order
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -21,12 +22,19 @@ from schedlab.engine.ledger import JobLedger, JobRecord
 from schedlab.errors import SimulationError
 from schedlab.host import Event, SchedulerDriver
 from schedlab.model import CallMeLater, Decision, Deferred, Execute, Job, JobState, Kill, Platform, Reject, SetMetadata
+from schedlab.protocol.batsim_numbers import reads_as
 from schedlab.workload import Workload
 
 #: an actor's body: yields requests to the kernel (sleep, spawn, send, receive) and gets their results
 Process = Generator[Any, Any, None]
 
 MIN_RUNTIME_S = 1e-5  # Batsim's runtime for a job that ran 0 s, and a waiter's least sleep
+
+
+def slowest_message_s(routes: MessageRoutes) -> float:
+    """The longest time one of Batsim's internal messages takes to reach the master: its route's
+    latency, then 1 byte at its rate (what `Platform.message_time_s` tells a scheduler)."""
+    return max(route.latency_s + 1.0 / route.rate_bytes_per_s for route in (routes.master, *routes.resources))
 
 
 def batsim_now(clock: float) -> float:
@@ -158,7 +166,8 @@ class BatsimTimedEngine:
 
     def _server(self) -> Process:
         kernel = self._kernel
-        self._events.append((Event.SIMULATION_BEGINS, self.platform, 0.0))
+        told = dataclasses.replace(self.platform, message_time_s=slowest_message_s(self.routes))
+        self._events.append((Event.SIMULATION_BEGINS, told, 0.0))
         yield from self._send_events()
         while not self._end_acked:
             comm = yield ("irecv",)
@@ -316,13 +325,17 @@ class BatsimTimedEngine:
         finally:
             if self._progress is not None:
                 self._progress(len(self.finished))
-        return now, [(now, d) for decision in decisions for d in _messages(decision)]
+        reply_now = reads_as(now)  # `serve` writes the `now` it was told; Batsim reads it back
+        return reply_now, [(reply_now, d) for decision in decisions for d in _messages(decision)]
 
 
 def _messages(decision: Decision | Deferred) -> list[Decision]:
-    """The messages a decision is on the wire (`schedlab serve` sends a reason as metadata first)."""
+    """The messages a decision is on the wire (`schedlab serve` sends a reason as metadata first),
+    with the numbers Batsim reads from the text `serve` writes (a call's time: batsim_numbers)."""
     if isinstance(decision, Deferred):
         raise SimulationError("deferred decisions are not modelled by --timing batsim")
     if type(decision) is Reject and decision.reason:
         return [SetMetadata(decision.job_id, decision.reason), Reject(decision.job_id, "")]
+    if type(decision) is CallMeLater:
+        return [CallMeLater(reads_as(decision.at_s))]
     return [decision]

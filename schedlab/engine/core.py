@@ -10,6 +10,7 @@ Illegal decisions raise SimulationError, as Batsim aborts on them.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -91,7 +92,9 @@ class Engine:
         if self._started:
             return
         self._started = True
-        self.driver.deliver([(Event.SIMULATION_BEGINS, self.platform)], 0.0)  # prepared first, untimed
+        # messages take no time here (schedulers.wakeups needs no margin for them)
+        told = dataclasses.replace(self.platform, message_time_s=0.0)
+        self.driver.deliver([(Event.SIMULATION_BEGINS, told)], 0.0)  # prepared first, untimed
         self._decide()
 
     def step(self) -> bool:

@@ -30,6 +30,8 @@ from schedlab.model import (
     Reject,
     SetMetadata,
 )
+from schedlab.protocol import batsim_numbers
+from schedlab.protocol.batsim_numbers import NumberError
 from schedlab.protocol.jobs import JobFieldError, job_from_json, job_to_json
 
 
@@ -218,11 +220,12 @@ _DECISION_PARSERS: dict[EventType, Callable[[Mapping[str, Any]], Decision]] = {
 }
 
 
-def _envelope(raw: bytes | str) -> tuple[float, list[tuple[float, EventType, Mapping[str, Any]]]]:
+def _envelope(raw: bytes | str, loads: Callable[[bytes | str], Any] = json.loads
+              ) -> tuple[float, list[tuple[float, EventType, Mapping[str, Any]]]]:
     """Check the common shape: {"now": number, "events": [{timestamp, type, data}]}, ordered."""
     try:
-        doc = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        doc = loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, NumberError) as exc:
         raise ProtocolError(f"malformed JSON message: {exc}") from None
     if not isinstance(doc, dict) or "now" not in doc or "events" not in doc:
         raise ProtocolError("message must be an object with 'now' and 'events'")
@@ -263,8 +266,9 @@ def parse_message(raw: bytes | str) -> Message:
 
 
 def parse_reply(raw: bytes | str) -> tuple[float, list[tuple[float, Decision]]]:
-    """A scheduler -> Batsim message: its `now` and (timestamp, decision) pairs."""
-    now, events = _envelope(raw)
+    """A scheduler -> Batsim message: its `now` and (timestamp, decision) pairs, every number read
+    as Batsim reads it (RapidJSON's default mode: batsim_numbers)."""
+    now, events = _envelope(raw, batsim_numbers.loads)
     decisions = []
     for ts, etype, data in events:
         parser = _DECISION_PARSERS.get(etype)

@@ -6,6 +6,7 @@ replay real captures through it); `serve` binds the REP socket and loops until S
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
@@ -42,8 +43,11 @@ class DecisionServer:
     """Feeds parsed Batsim events to a scheduler (host.SchedulerDriver: its failures said with the
     event), returns `decide(now)` as the reply."""
 
-    def __init__(self, scheduler: Any) -> None:
+    def __init__(self, scheduler: Any, *, platform: Platform | None = None) -> None:
+        """`platform`: the platform file's compute resources and message time (`serve --platform`),
+        checked against what Batsim sends and given to the scheduler in its stead."""
         self.scheduler = scheduler
+        self._known_platform = platform
         self.driver = SchedulerDriver(scheduler, wrap_failures=True)
         self.platform: Platform | None = None
         self.finished = False
@@ -61,7 +65,8 @@ class DecisionServer:
             if told is None:
                 continue
             if told[0] is Event.SIMULATION_BEGINS:
-                self.platform = event.platform
+                told = (Event.SIMULATION_BEGINS, self._platform_told(event.platform))
+                self.platform = told[1]
             elif told[0] is Event.SIMULATION_ENDS:
                 self.finished = True
             self.driver.deliver([told], now)
@@ -72,6 +77,21 @@ class DecisionServer:
             if type(decision) is CallMeLater and not decision.at_s > now:
                 raise SimulationError(f"scheduler asked CALL_ME_LATER at {decision.at_s}, not after now={now}")
         return encode_reply(now, decisions)
+
+
+    def _platform_told(self, sent: Platform) -> Platform:
+        known = self._known_platform
+        if known is None:
+            return sent
+        if known.resource_names != sent.resource_names:
+            raise ProtocolError(f"--platform {known.source} is not the platform batsim runs: its compute hosts are "
+                                f"{_hosts(known)}, batsim's {_hosts(sent)}")
+        return dataclasses.replace(sent, message_time_s=known.message_time_s)
+
+
+def _hosts(platform: Platform) -> str:
+    names = platform.resource_names
+    return f"{len(names)} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
 
 
 _TCP = re.compile(r"^tcp://(?P<host>\[[^\]]+\]|[^:/\[\]]+):(?P<port>[^:/]+)$")
@@ -93,14 +113,15 @@ def check_endpoint(endpoint: str, *, bind: bool = True) -> str:
     return endpoint
 
 
-def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None,
-          record_path: str | None = None, ready: Callable[[str], None] | None = None) -> DecisionServer:
-    """Bind `endpoint` (REP) and answer Batsim until SIMULATION_ENDS; `ready(endpoint)` once bound."""
+def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None, record_path: str | None = None,
+          ready: Callable[[str], None] | None = None, platform: Platform | None = None) -> DecisionServer:
+    """Bind `endpoint` (REP) and answer Batsim until SIMULATION_ENDS; `ready(endpoint)` once bound.
+    `platform`: the platform file batsim runs, when known (DecisionServer)."""
     import zmq
     from zmq.utils.monitor import recv_monitor_message
 
     check_endpoint(endpoint)
-    server = DecisionServer(scheduler)
+    server = DecisionServer(scheduler, platform=platform)
     context: Any = zmq.Context.instance()
     socket = context.socket(zmq.REP)
     socket.setsockopt(zmq.LINGER, 1000)

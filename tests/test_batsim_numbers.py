@@ -1,0 +1,125 @@
+"""Numbers as Batsim reads them (schedlab.protocol.batsim_numbers) against RapidJSON itself: a tiny
+reader compiled against the Debian package Batsim is built with (tests/rapidjson/read_numbers.cpp,
+marker `batsim`), value by value on random and adversarial decimal strings; and, without a compiler,
+the values the issue found and the hooks that use the reading."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from schedlab.protocol.batsim_numbers import NumberError, loads, read_double, reads_as
+from schedlab.protocol.messages import parse_reply
+from tests.helpers.data import THOROUGH
+
+READER_SOURCE = Path(__file__).resolve().parent / "rapidjson" / "read_numbers.cpp"
+
+
+def bits(value: float) -> str:
+    return struct.pack(">d", value).hex()
+
+
+def test_a_seventeen_digit_timestamp_is_read_one_ulp_high():
+    text = "26462.444038499998"  # easy-pp's CALL_ME_LATER where real Batsim and the engine diverged
+    assert read_double(text) == 26462.444038500002 != float(text)
+    assert read_double(text) - float(text) == pytest.approx(3.637978807091713e-12)
+    assert reads_as(26462.444038499998) == 26462.444038500002
+
+
+@pytest.mark.parametrize("text", ["0", "1", "-0.0", "5298.000012", "0.5", "1e-05", "123456789.123456",
+                                  "4294967295", "4294967296", "9007199254740993", "18446744073709551615"])
+def test_short_numbers_are_read_as_python_reads_them(text):
+    assert bits(read_double(text)) == bits(float(text) if "." in text or "e" in text else float(int(text)))
+
+
+@pytest.mark.parametrize("text", ["1e400", "NaN", "Infinity", "01", "1.", ".5", "+1", "1e", "--1", ""])
+def test_what_rapidjson_refuses_is_refused(text):
+    with pytest.raises(NumberError):
+        read_double(text)
+
+
+def test_replies_are_read_as_batsim_reads_them():
+    """The engine's Batsim side (`--external`) reads a decision process's reply with RapidJSON's
+    reading: timestamps, `now` and a CALL_ME_LATER's time."""
+    reply = ('{"now":26462.444038499998,"events":[{"timestamp":26462.444038499998,"type":"CALL_ME_LATER",'
+             '"data":{"timestamp":26462.444038499998}}]}')
+    now, [(ts, call)] = parse_reply(reply)
+    assert now == ts == call.at_s == 26462.444038500002
+    assert loads("[1, 2.5, 123456789012345678901234]") == [1, 2.5, read_double("123456789012345678901234")]
+    with pytest.raises(NumberError):
+        loads('{"now": NaN}')
+
+
+def _adversarial(rng: random.Random, count: int) -> list[str]:
+    """Decimal strings where a one-multiply reading goes wrong: 16 to 25 significant digits, halfway
+    and near-halfway values, the integer loops' overflow limits, large and tiny exponents."""
+    texts = ["26462.444038499998", "0.1", "0.3", "2.2250738585072011e-308", "4.9e-324", "1e-400", "1e308",
+             "1.7976931348623157e308", "1.7976931348623159e308", "9007199254740993.5", "0.30000000000000004",
+             "-0", "-0.0", "2147483647", "2147483648", "-2147483648", "-2147483649", "4294967295", "4294967296",
+             "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+             "18446744073709551615", "18446744073709551616", "184467440737095516150.25", "1e22", "1e23",
+             "8.98846567431158e307", "123456789012345678901234567890e-20", "0.0000000000000000000000000001",
+             "1" + "0" * 310, "1" + "0" * 300 + "e8", "1e-2147483648", "0e999999999999"]
+    for value in (2.0**53, 2.0**53 + 2, 2.0**64, 2.0**63):
+        texts += [repr(value), f"{value:.0f}", f"{value:.0f}.5"]
+    for _ in range(count):
+        kind = rng.randrange(6)
+        if kind == 0:  # repr of a random time, as Python's json writes it
+            texts.append(repr(rng.uniform(0, 10 ** rng.randint(0, 9))))
+        elif kind == 1:  # times with 16 to 20 significant digits
+            whole = rng.randint(1, 10**rng.randint(1, 9))
+            texts.append(f"{whole}.{rng.randint(0, 10**rng.randint(8, 14)):0{rng.randint(8, 14)}d}")
+        elif kind == 2:  # long digit strings around a decimal point
+            digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 30))).lstrip("0") or "0"
+            point = rng.randint(0, len(digits))
+            whole, frac = digits[:point] or "0", digits[point:]
+            texts.append(f"{'-' if rng.random() < 0.2 else ''}{whole.lstrip('0') or '0'}{'.' + frac if frac else ''}")
+        elif kind == 3:  # exponents, large and small
+            mantissa = f"{rng.randint(1, 9)}.{rng.randint(0, 10**16):016d}"
+            texts.append(f"{mantissa}e{rng.randint(-340, 310)}")
+        elif kind == 4:  # a double's exact halfway neighbour, printed with 17 to 25 digits
+            value = rng.uniform(1, 1e7)
+            texts.append(f"{value * (1 + 2**-53):.{rng.randint(10, 18)}f}")
+        else:  # integers near the 32- and 64-bit limits
+            base = rng.choice([2**31, 2**32, 2**53, 2**63, 2**64, 10**19])
+            texts.append(f"{'-' if rng.random() < 0.3 else ''}{base + rng.randint(-20, 20)}")
+    return texts
+
+
+@pytest.fixture(scope="module")
+def rapidjson_reader(tmp_path_factory) -> Path:
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if not compiler:
+        pytest.skip("no C++ compiler (scripts/install-batsim.sh installs one)")
+    if not Path("/usr/include/rapidjson/document.h").exists():
+        pytest.skip("RapidJSON's headers are absent (scripts/install-batsim.sh installs rapidjson-dev)")
+    binary = tmp_path_factory.mktemp("rapidjson") / "read_numbers"
+    subprocess.run([compiler, "-std=c++17", "-O2", "-o", str(binary), str(READER_SOURCE)], check=True)
+    return binary
+
+
+@pytest.mark.batsim
+def test_the_reading_equals_rapidjson_value_for_value(rapidjson_reader):
+    texts = _adversarial(random.Random(41), 200_000 if THOROUGH else 20_000)
+    done = subprocess.run([str(rapidjson_reader)], input="\n".join(texts) + "\n", capture_output=True, text=True,
+                          check=True)
+    theirs = done.stdout.split()
+    assert len(theirs) == len(texts)
+    differ = []
+    for text, their in zip(texts, theirs, strict=True):
+        try:
+            ours = bits(read_double(text))
+        except NumberError:
+            ours = "error"
+        if ours != their:
+            differ.append((text, ours, their))
+    assert not differ, f"{len(differ)} of {len(texts)} differ, first: {differ[:5]}"
+    # the comparison has teeth: Python's own (correctly rounded) reading differs on many of them
+    correctly_rounded = sum(1 for text, their in zip(texts, theirs, strict=True)
+                            if their != "error" and bits(float(text)) != their)
+    assert correctly_rounded > len(texts) // 50
