@@ -64,6 +64,29 @@ def cluster_xml(nb_resources: int, *, prefix: str = "node", speed: str = "1Gf", 
 """
 
 
+def slow_master_xml(nb_hosts: int, master_message_s: float = 0.5) -> str:
+    """A Vivaldi zone of `nb_hosts` compute hosts and a master far from them: a message from the
+    master to itself takes exactly `master_message_s` (latency only: Vivaldi routes have no links),
+    one from a compute host half of it plus up to a millisecond. For wake-ups on slow platforms
+    (`scheduler check`, schedulers.wakeups)."""
+    if nb_hosts <= 0 or not master_message_s > 0:
+        raise InputError("a slow-master platform needs hosts and a message time > 0")
+    width = len(str(nb_hosts - 1))
+    height_ms = master_message_s * 1000.0 / 2.0  # latency = (distance + both heights) / 1000 s
+    hosts = "\n".join(f'    <host id="node{i:0{width}d}" speed="1Gf" '
+                      f'coordinates="{i % 32 * 0.03:g} {i // 32 * 0.03:g} 0"/>' for i in range(nb_hosts))
+    return f"""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<!-- schedlab platform: {nb_hosts} compute hosts, a master whose messages to itself take {master_message_s:g} s -->
+<platform version="4.1">
+  <zone id="far" routing="Vivaldi">
+    <host id="master_host" speed="1Gf" coordinates="0 0 {height_ms!r}"/>
+{hosts}
+  </zone>
+</platform>
+"""
+
+
 def machine_xml(nb_hosts: int, cores_per_host: int = 1, *, resource_per: str = "core", comment: str = "") -> str:
     """A machine of `nb_hosts` x `cores_per_host`: one Batsim resource per core (default), the
     allocation unit of core-level studies, or one per host (`resource_per="host"`)."""

@@ -1,7 +1,7 @@
 """`simulate --timing batsim` against real Batsim 4.2.1's jobs.csv on every platform Batsim's
-examples hold that real Batsim loads, and three hand-made ones (star, two-level tree, 4-core
-hosts): recorded outputs in tests/data/batsim-timing/real (tests/batsim_timing_cases.py re-records
-them), so the comparison needs no Batsim."""
+examples hold that real Batsim loads, and hand-made ones (tests/batsim_timing_cases.py): recorded
+outputs in tests/data/batsim-timing/real (that module re-records them), so the comparison needs no
+Batsim."""
 
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ def test_platforms_real_batsim_refuses_are_refused_with_their_line(name):
 
 @pytest.mark.batsim
 @pytest.mark.parametrize("name", ["vivaldi", *(pytest.param(name, marks=pytest.mark.slow)
-                                              for name in ("star", "properties_example", "mesh_dijkstra"))])
+                                              for name in ("star", "properties_example", "mesh_dijkstra",
+                                                           "slow_master_2s"))])
 def test_the_records_are_what_real_batsim_prints(tmp_path, name):
     """The recorded outputs are real Batsim's: a rerun of one case per platform gives them again."""
     from tests.batsim_timing_cases import real_run

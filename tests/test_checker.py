@@ -220,11 +220,12 @@ def test_a_default_check_of_easy_passes_every_workload():
     done = check("easy", "--speed-jobs", "1000,2000,4000")
     assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["ok    rules", "ok    determinism", "ok    look-ahead",
-                                                      "ok    speed"]
+    assert [line.split(":")[0] for line in lines] == ["ok    rules", "ok    slow master", "ok    determinism",
+                                                      "ok    look-ahead", "ok    speed"]
     for label in ("sizes-100 on 100", "wide-1000 on 1000", "epoch", "no-walltime", "long-queue"):
         assert label in lines[0]
-    assert "grows as jobs^" in lines[3]
+    assert "under --timing batsim" in lines[1] and "no wake-up" in lines[1]  # EASY asks for none
+    assert "grows as jobs^" in lines[4]
 
 
 def test_a_profile_name_reader_is_caught_by_default_in_python():
@@ -323,7 +324,7 @@ def test_correct_but_unusual_schedulers_pass(own_workload, name):
     done = check(f"{CORRECT}:{name}", "-w", str(own_workload))
     assert done.returncode == 0, done.stdout + done.stderr
     assert [line[:12] for line in done.stdout.splitlines() if line[:4] in ("ok  ", "FAIL")] == [
-        "ok    rules:", "ok    determ", "ok    look-a", "ok    speed:"]
+        "ok    rules:", "ok    slow m", "ok    determ", "ok    look-a", "ok    speed:"]
 
 
 @pytest.mark.slow
@@ -332,6 +333,38 @@ def test_runs_that_change_by_themselves_are_named_so_not_look_ahead(name):
     done = check(f"{FAULTY}:{name}")
     assert done.returncode == 1
     assert failures(done) == [("determinism", "changes from run to run")], done.stdout
+
+
+def test_a_wakeup_closer_than_a_message_time_is_flagged_on_a_slow_master():
+    from schedlab.checker import run_once
+    from schedlab.checker.check import SLOW_MASTER_S
+    from schedlab.checker.workloads import trace_like_workload
+    from schedlab.schedulers.base import create_scheduler
+
+    workload = trace_like_workload(16, nb_jobs=40)
+    factory = lambda: create_scheduler(f"{FAULTY}:WakesTooSoon")  # noqa: E731
+    assert run_once(factory, "trace", workload, 16).failure is None  # the ideal engine has no message time
+    slow = run_once(factory, "trace", workload, 16, slow_master_s=SLOW_MASTER_S)
+    assert slow.kind == "rules" and "0.01 s ahead" in slow.failure and "awaken in the past" in slow.failure
+    easy_pp = run_once(lambda: create_scheduler("easy-pp", {"correction": "power"}), "trace", workload, 16,
+                       slow_master_s=SLOW_MASTER_S)
+    assert easy_pp.failure is None and any("CallMeLater" in text for _, texts in easy_pp.log for text in texts)
+
+
+@pytest.mark.slow
+def test_a_slow_master_violation_replays_under_batsim_timing(tmp_path):
+    done = check(f"{FAULTY}:WakesTooSoon", "--out", str(tmp_path / "found"))
+    assert done.returncode == 1, done.stdout
+    assert failures(done) == [("rules", "breaks Batsim's rules on a slow platform")], done.stdout
+    assert "FAIL  rules: slow-master (" in done.stdout
+    text = (tmp_path / "found" / "violation-slow-master.txt").read_text()
+    failure, replay = text.split("\n\nreplay: ")
+    assert "awaken in the past" in failure
+    assert "--timing batsim" in replay and len(json.loads((tmp_path / "found" / "violation-slow-master.json")
+                                                          .read_text())["jobs"]) == 1
+    again = subprocess.run(replay.strip().replace("schedlab", f"{sys.executable} -m schedlab", 1), shell=True,
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode == 1 and "awaken in the past" in again.stderr, again.stderr
 
 
 @pytest.mark.slow

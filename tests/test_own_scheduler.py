@@ -239,8 +239,9 @@ def test_check_passes_the_shipped_schedulers(name, options):
     report = check_scheduler(lambda: create_scheduler(name, options), name, options=options, nb_res=8,
                              speed_sizes=(200, 400))
     assert report.ok, report.findings
-    assert [line.split(":")[0] for line in report.lines] == ["rules", "determinism", "look-ahead", "speed"]
-    assert "two processes with different hash seeds" in report.lines[1]
+    assert [line.split(":")[0] for line in report.lines] == ["rules", "slow master", "determinism", "look-ahead",
+                                                              "speed"]
+    assert "two processes with different hash seeds" in report.lines[2]
 
 
 class SetOrdered(FirstFit):

@@ -179,6 +179,6 @@ def test_our_schedulers_never_receive_profiles_through_the_protocol():
     assert seen and {type(arg) for arg in seen} <= {Platform, Job, str, JobState, float, tuple, list}
     for arg in seen:
         if isinstance(arg, Platform):
-            assert set(arg.__slots__) == {"resource_names", "source"}
+            assert set(arg.__slots__) == {"resource_names", "source", "message_time_s"}  # never a job's
         if isinstance(arg, Job):
             assert not set(arg.extra) & {"delay", "profiles", "runtime", "run_time"}

@@ -115,6 +115,38 @@ def test_the_ideal_engine_needs_no_margin():
     assert scheduler.wakeup_margin.platform_s == 0.0 and scheduler.wakeup_margin.margin_s == MIN_CALL_DELAY_S
 
 
+def test_serve_platform_tells_the_scheduler_its_message_time_and_refuses_another_platform():
+    import dataclasses
+
+    from schedlab.errors import ProtocolError
+    from schedlab.model import Platform
+    from schedlab.protocol.messages import EventType, encode_message, event, simulation_begins_data
+    from schedlab.protocol.server import DecisionServer
+
+    known = dataclasses.replace(load_platform(SLOW["slow_master_2s"]), message_time_s=2.0)
+    begins = encode_message(0.0, [event(0.0, EventType.SIMULATION_BEGINS, simulation_begins_data(known, {}, {}))])
+    scheduler = create_scheduler("easy-pp")
+    DecisionServer(scheduler, platform=known).handle(begins)
+    assert scheduler.platform.message_time_s == 2.0 and scheduler.wakeup_margin.margin_s == 8.0
+    other = Platform.homogeneous(16)
+    begins = encode_message(0.0, [event(0.0, EventType.SIMULATION_BEGINS, simulation_begins_data(other, {}, {}))])
+    with pytest.raises(ProtocolError, match="is not the platform batsim runs"):
+        DecisionServer(create_scheduler("easy-pp"), platform=known).handle(begins)
+    unknown = create_scheduler("easy-pp")
+    DecisionServer(unknown).handle(begins)
+    assert unknown.platform.message_time_s is None
+
+
+def test_serve_refuses_a_platform_it_cannot_time_before_listening(tmp_path, capsys):
+    from schedlab.cli import main
+
+    bad = tmp_path / "p.xml"
+    bad.write_text(SLOW["slow_master"].read_text().replace('routing="Vivaldi"', 'routing="Wifi"'))
+    assert main(["serve", "easy", "--platform", str(bad), "--socket", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(bad) in err and "listening" not in err
+
+
 # ------------------------------------------------------------------ real Batsim
 
 

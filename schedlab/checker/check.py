@@ -22,6 +22,10 @@ Factory = Callable[[], Any]
 HASH_SEEDS = (12345, 54321)
 #: quantiles of the base run's job ends where the look-ahead cuts fall
 CUTS = (0.25, 0.6)
+#: the trace workload runs once more under `--timing batsim`, on a platform whose master's messages
+#: take this long (a wake-up asked closer than that reaches Batsim after its time)
+SLOW_MASTER_S = 0.5
+SLOW_LABEL = "slow-master"
 
 
 @dataclass
@@ -135,8 +139,14 @@ def check_scheduler(factory: Factory, spec: str, *, options: Mapping[str, Any] |
         return runs
 
     say(f"runs on {len(cases)} workloads")
-    base = {r.label: r for r in runner(runs_of(list(docs)))}
+    base_runs = runs_of(list(docs))
+    if "trace" in docs:
+        base_runs.append({**runs_of(["trace"])[0], "label": SLOW_LABEL, "slow_master_s": SLOW_MASTER_S})
+    base = {r.label: r for r in runner(base_runs)}
+    slow = base.pop(SLOW_LABEL, None)
     clean = _rules(report, base, runner, docs, sizes, spec, options, out_dir, say)
+    if slow is not None and "trace" in clean:
+        _slow_master(report, slow, runner, docs["trace"], sizes["trace"], spec, options, out_dir, say)
     warned: dict[str, list[tuple[str, list[str]]]] = {}
     for result in base.values():
         for kind, ids in result.warnings.items():
@@ -244,6 +254,35 @@ def _rules(report: CheckReport, base: dict[str, RunResult], runner: _Runner, doc
         report.lines.append(f"rules: held on {len(base)} workloads ({total:,} jobs: "
                             + ", ".join(f"{label} on {sizes[label]}" for label in base) + " resources)")
     return clean
+
+
+def _slow_master(report: CheckReport, result: RunResult, runner: _Runner, doc: dict[str, Any], nb_res: int,
+                 spec: str, options: Mapping[str, Any], out_dir: Path | None, say: Callable[[str], None]) -> None:
+    """The trace workload under Batsim's message timing on a slow master: its wake-ups must reach
+    Batsim before their time (the trace's own failures are reported once, by its ideal run)."""
+    import re
+
+    what = f"the trace workload under --timing batsim, master messages {SLOW_MASTER_S:g} s"
+    if result.failure is None:
+        ahead = [float(at) - now for now, decisions in result.log for text in decisions
+                 if (at := next(iter(re.findall(r"^CallMeLater\(at_s=([^)]+)\)$", text)), None)) is not None]
+        calls = (f"; {len(ahead):,} wake-ups, the nearest {min(ahead):.3g} s ahead" if ahead else "; no wake-up")
+        report.lines.append(f"slow master: held on {what} ({result.nb_jobs} jobs{calls})")
+        return
+    message, files = f"{SLOW_LABEL} ({what}, {result.nb_jobs} jobs): {result.failure}", []
+    if result.kind == "progress":
+        report.findings.append(Finding("progress", message, cause="no progress"))
+        return
+    say(f"shrinking the {SLOW_LABEL} workload")
+    small = runner([{"label": SLOW_LABEL, "nb_res": nb_res, "doc": doc, "files": {}, "failure": result.failure,
+                     "slow_master_s": SLOW_MASTER_S}], mode="shrink")[0]
+    if small.get("doc") is not None:
+        message += f"; reproduced with {len(small['doc']['jobs'])} job(s)"
+        if out_dir is not None:
+            files = _write_reproduction(out_dir, f"violation-{SLOW_LABEL}", nb_res, small["doc"], small["failure"],
+                                        spec, options, slow_master_s=SLOW_MASTER_S)
+    report.findings.append(Finding("rules", message, files, cause="raises" if result.kind == "raised"
+                                   else "breaks Batsim's rules on a slow platform"))
 
 
 def _judge(report: CheckReport, base: dict[str, RunResult], outcomes: dict[str, dict[str, RunResult]],
@@ -365,29 +404,32 @@ def _speed(report: CheckReport, factory: Factory, nb_res: int, sizes: tuple[int,
 
 def reproduction_files(nb_res: int) -> list[str]:
     """The names `--out` may receive: a violation's workload, replay text and platform."""
-    labels = [case.label for case in builtin_workloads(max(nb_res, 2))] + ["yours"]
+    labels = [case.label for case in builtin_workloads(max(nb_res, 2))] + ["yours", SLOW_LABEL]
     return [f"violation-{label}{ext}" for label in labels for ext in (".json", ".txt", ".xml")]
 
 
 def _write_reproduction(out_dir: Path, label: str, nb_res: int, doc: dict[str, Any], failure: str,
-                        spec: str, options: Mapping[str, Any]) -> list[str]:
+                        spec: str, options: Mapping[str, Any], *, slow_master_s: float | None = None) -> list[str]:
     """The shrunk workload, a platform and a replay command with absolute paths (it replays from
-    anywhere), quoting the shrunk workload's own failure."""
+    anywhere), quoting the shrunk workload's own failure. `slow_master_s`: the run was under
+    `--timing batsim` on a slow master's platform."""
     import shlex
 
     from schedlab.paths import write_text_atomic
-    from schedlab.platforms.generate import cluster_xml
+    from schedlab.platforms.generate import cluster_xml, slow_master_xml
 
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     workload_path, platform_path = out_dir / f"{label}.json", out_dir / f"{label}.xml"
     body = {**doc, "nb_res": nb_res, "description": f"schedlab scheduler check: {failure}"}
     write_text_atomic(workload_path, json.dumps(body, indent=1) + "\n")
-    write_text_atomic(platform_path, cluster_xml(nb_res))
+    write_text_atomic(platform_path, cluster_xml(nb_res) if slow_master_s is None
+                      else slow_master_xml(nb_res, slow_master_s))
     module, colon, name = spec.rpartition(":")
     if colon and module.endswith(".py"):
         spec = f"{Path(module).resolve()}:{name}"
     words = ["schedlab", "simulate", "-p", str(platform_path), "-w", str(workload_path), "-s", spec,
-             *[item for key, value in options.items() for item in ("-O", f"{key}={value}")], "-o", str(out_dir / label)]
+             *[item for key, value in options.items() for item in ("-O", f"{key}={value}")], "-o", str(out_dir / label),
+             *(["--timing", "batsim"] if slow_master_s is not None else [])]
     write_text_atomic(out_dir / f"{label}.txt", f"{failure}\n\nreplay: {shlex.join(words)}\n")
     return [str(workload_path), str(platform_path)]

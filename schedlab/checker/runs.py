@@ -17,8 +17,9 @@ from typing import Any
 
 from schedlab.checker.invariants import invariant_failure, suspicious
 from schedlab.engine import Engine
-from schedlab.errors import InputError, SchedlabError
-from schedlab.model import JobState, Platform
+from schedlab.engine.batsim_timed import MIN_RUNTIME_S
+from schedlab.errors import InputError, SchedlabError, SimulationError
+from schedlab.model import CallMeLater, JobState, Platform
 from schedlab.workload import Workload, inputs_view, parse_workload
 
 Factory = Callable[[], Any]
@@ -124,9 +125,55 @@ def time_budget_s(workload: Workload) -> float:
     return max(job.submit_time_s for job in workload.jobs) + 10.0 * total + 86_400.0
 
 
+class _Stopped(BaseException):
+    """A budget spent under `--timing batsim`, whose engine has no step(): raised from the decide wrapper."""
+
+
+def _timed_engine(workload: Workload, nb_res: int, scheduler: Any, master_message_s: float) -> Any:
+    """The Batsim-timed engine on `nb_res` hosts and a master whose messages take `master_message_s`."""
+    import tempfile
+    from pathlib import Path
+
+    from schedlab.engine.batsim_network import message_routes
+    from schedlab.engine.batsim_timed import BatsimTimedEngine
+    from schedlab.platform import load_platform
+    from schedlab.platforms.generate import slow_master_xml
+
+    with tempfile.TemporaryDirectory(prefix="schedlab-check-") as scratch:
+        path = Path(scratch) / "slow-master.xml"
+        path.write_text(slow_master_xml(nb_res, master_message_s))
+        return BatsimTimedEngine(load_platform(path), workload, scheduler, routes=message_routes(path))
+
+
+def _guard_timed(scheduler: Any, idle: list[int], limit_s: float, budgets: Budgets, master_message_s: float) -> None:
+    """Under `--timing batsim`: the budgets checked at each decide, and a wake-up asked less than one
+    message time ahead named (it reaches Batsim after its time: Batsim aborts)."""
+    decide = scheduler.decide
+
+    def guarded(now: float) -> list[Any]:
+        if idle[0] >= budgets.idle_decisions:
+            raise _Stopped(f"decide was called {idle[0]:,} times in a row without starting or rejecting a job")
+        if now > limit_s:
+            raise _Stopped(f"the simulated clock passed {limit_s:g} s: the last submission, ten times every run time "
+                           "end to end, and a day")
+        decisions = decide(now)
+        for decision in decisions:
+            if type(decision) is CallMeLater and decision.at_s - now < master_message_s:
+                raise SimulationError(
+                    f"CALL_ME_LATER for t={decision.at_s!r} asked at t={now!r}, {decision.at_s - now:.6g} s ahead: on "
+                    f"a master whose messages take {master_message_s:g} s it reaches Batsim after its time (Batsim "
+                    "aborts: 'You asked to be awaken in the past!'); ask at least a message time ahead "
+                    "(schedlab.schedulers.wakeups)")
+        return decisions
+
+    scheduler.decide = guarded
+
+
 def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budgets: Budgets = DEFAULT_BUDGETS, *,
-             check_inputs: bool = True, keep_engine: list[Any] | None = None) -> RunResult:
-    """One run of a fresh scheduler; `keep_engine` receives the engine (for the in-process callers)."""
+             check_inputs: bool = True, keep_engine: list[Any] | None = None,
+             slow_master_s: float | None = None) -> RunResult:
+    """One run of a fresh scheduler; `keep_engine` receives the engine (for the in-process callers).
+    `slow_master_s`: under `--timing batsim`, on a platform whose master's messages take this long."""
     result = RunResult(label, nb_jobs=len(workload.jobs))
     try:
         scheduler = factory()
@@ -144,15 +191,22 @@ def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budg
         return result
     idle = [0]
     result.log = _record_decisions(scheduler, idle)
-    engine = Engine(Platform.homogeneous(nb_res), workload, scheduler)
+    limit_s = time_budget_s(workload)
+    timed = slow_master_s is not None
+    if slow_master_s is not None:
+        _guard_timed(scheduler, idle, limit_s, budgets, slow_master_s)
+        engine = _timed_engine(workload, nb_res, scheduler, slow_master_s)
+    else:
+        engine = Engine(Platform.homogeneous(nb_res), workload, scheduler)
     if keep_engine is not None:
         keep_engine.append(engine)
-    limit_s = time_budget_s(workload)
     started, memory0 = time.monotonic(), _rss_mb()
     stop = None
     try:
         with _alarm(budgets.wall_s):
-            while engine.step():
+            if timed:
+                engine.run()
+            while not timed and engine.step():
                 if engine.now > limit_s and len(engine.finished) < len(workload.jobs):
                     stop = (f"the simulated clock passed {limit_s:g} s: the last submission, ten times every run "
                             "time end to end, and a day")
@@ -165,7 +219,10 @@ def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budg
                 if stop is not None:
                     break
             else:
-                engine.end()
+                if not timed:
+                    engine.end()
+    except _Stopped as exc:
+        stop = str(exc)
     except _OutOfTime:
         stop = f"the run took more than {budgets.wall_s:g} s (stopped inside the scheduler's code)"
     except MemoryError:
@@ -181,8 +238,8 @@ def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budg
         undecided = sum(record.state in (JobState.SUBMITTED, JobState.NOT_SUBMITTED)
                         for record in engine.records.values())
         result.failure, result.kind = f"no progress: {undecided} jobs never decided ({stop})", "progress"
-    elif result.failure is None:
-        failure = invariant_failure(engine)
+    elif result.failure is None:  # a job of no run time lasts 10 us under Batsim's timing
+        failure = invariant_failure(engine, tolerance_s=MIN_RUNTIME_S) if timed else invariant_failure(engine)
         if failure is not None:
             result.failure, result.kind = failure, "rules"
     from schedlab.outputs import job_row

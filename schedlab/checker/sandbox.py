@@ -311,11 +311,13 @@ def execute(task: Mapping[str, Any], factory: Callable[[], Any], emit: Callable[
                 path = str(directory / WORKLOAD_COPY)
                 Path(path).write_text(json.dumps(run["doc"]))
 
-        def once(doc: dict[str, Any], path: str = path, label: str = label, nb_res: int = nb_res) -> RunResult:
+        def once(doc: dict[str, Any], path: str = path, label: str = label, nb_res: int = nb_res,
+                 slow_master_s: float | None = run.get("slow_master_s")) -> RunResult:
             if directory is not None and task.get("write_workload"):
                 Path(path).write_text(json.dumps(doc))
             try:
-                return run_once(factory, label, workload_of(doc, path, label), nb_res, budgets)
+                return run_once(factory, label, workload_of(doc, path, label), nb_res, budgets,
+                                slow_master_s=slow_master_s)
             except InputError as exc:  # a file an option names, refused by the scheduler's prepare
                 return RunResult(label, failure=f"bad input: {exc}", kind="input", nb_jobs=len(doc["jobs"]))
 

@@ -193,10 +193,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         from schedlab.engine.batsim_network import message_routes
         from schedlab.engine.batsim_timed import slowest_message_s
-        from schedlab.platform import load_platform
 
-        platform = dataclasses.replace(load_platform(args.platform),
-                                       message_time_s=slowest_message_s(message_routes(args.platform)))
+        platform, path = _platform_of(args.platform, "batsim")  # a file: a number of resources is refused
+        assert path is not None
+        platform = dataclasses.replace(platform, message_time_s=slowest_message_s(message_routes(path)))
     scheduler = create_scheduler(args.scheduler, option_pairs(args))
     if args.record:
         check_output_file(args.record)
@@ -313,8 +313,9 @@ def add_parsers(sub: Any) -> None:
                    help="give up when batsim sends nothing for this many seconds (default: wait forever)")
     p.add_argument("--record", help="write every message to this JSON-lines file")
     p.add_argument("--platform", metavar="FILE",
-                   help="the platform file batsim runs (-p): its message times set how far ahead wake-ups are "
-                        "asked (default: bounded from the gaps between requests and replies)")
+                   help="the platform file batsim runs (-p), or a shipped platform's name: its message times "
+                        "set how far ahead wake-ups are asked (default: bounded from the gaps between requests and "
+                        "replies)")
     p.set_defaults(func=cmd_serve, files=lambda args: scheduler_use(args).read("--platform", args.platform)
                    .write("--record", args.record))
 

@@ -294,6 +294,17 @@ class KillsLongJobs(Greedy):
         return decisions
 
 
+class WakesTooSoon(Greedy):
+    """Looks at each job 10 ms after its start (a CALL_ME_LATER): legal in the ideal engine, but a
+    wake-up closer than one message time reaches Batsim after its time on a slow master."""
+
+    def decide(self, now):
+        decisions = super().decide(now)
+        if decisions:
+            decisions.insert(0, CallMeLater(now + 0.01))
+        return decisions
+
+
 class RejectsWideJobs(Greedy):
     """Rejects every job of more than half the machine, though it fits (Batsim allows it)."""
 
