@@ -2,6 +2,7 @@
 
 Batsim's compute resources are the hosts that are neither the master host nor storage, and their ids
 follow SimGrid's host list: host names sorted as strings (cluster512: 0=a0, 1=a1, 2=a10, 3=a100, ...).
+Hosts are `<host>`s, `<peer>`s and the hosts of `<cluster>`s and `<cabinet>`s.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def parse_platform_xml(text: str, path: str = "<string>", *,
     compute: list[str] = []
     masters: list[str] = []
     for element in root.iter():
-        if element.tag == "host":
+        if element.tag in ("host", "peer"):  # a <peer> is a host of a Vivaldi zone (props: none)
             name = element.get("id")
             if not name:
                 raise InputError("host without id", path=path, field="id")

@@ -61,8 +61,8 @@ TWO_HOSTS = ('<host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/><lin
 
 
 @pytest.mark.parametrize(("xml", "words"), [
-    ('<zone id="z" routing="Cluster"><cabinet id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" '
-     'lat="1us"/></zone>', "routing 'Cluster'"),
+    ('<zone id="z" routing="Cluster"><zone id="y" routing="Full"><host id="master_host" speed="1Gf"/></zone>'
+     '</zone>', "routing=\"Cluster\" zone with sub-zones"),
     ('<zone id="z" routing="Full"><cluster id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" '
      'lat="1us" topology="TORUS" topo_parameters="2,1"/></zone>', "topology"),
     ('<config id="General"><prop id="network/TCP-gamma" value="1000"/></config>\n  <zone id="z" routing="Full">'
@@ -81,8 +81,8 @@ TWO_HOSTS = ('<host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/><lin
      'latency="1us"/>\n<route src="master_host" dst="nowhere"><link_ctn id="l"/></route></zone>',
      "'nowhere' is not a netpoint of zone 'z':4"),
     ('<zone id="z" routing="Wifi"><host id="master_host" speed="1Gf"/></zone>', "routing 'Wifi'"),
-    (f'<zone id="z" routing="Full">{TWO_HOSTS}\n<bypassRoute src="a" dst="master_host"><link_ctn id="l"/>'
-     '</bypassRoute></zone>', "<bypassRoute>:4"),
+    (f'<zone id="z" routing="Full">{TWO_HOSTS}\n<bypassRoute src="a" dst="master_host"></bypassRoute></zone>',
+     "empty bypass:4"),
     ('<zone id="z" routing="Full">\n<include file="other.xml"/></zone>', "<include>:4"),
     ('<zone id="z" routing="Vivaldi"><host id="master_host" speed="1Gf" coordinates="0 0 0"/>\n'
      '<peer id="p" coordinates="1 1 1" speed="1Gf" bw_in="1GBps" bw_out="1GBps"/></zone>', "<peer>:4"),

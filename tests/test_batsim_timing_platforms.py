@@ -58,7 +58,7 @@ def test_platforms_real_batsim_refuses_are_refused_with_their_line(name):
     if not path.is_file():
         pytest.skip(f"{path} is absent (../shared/data)")
     why = {"graphene": "'host/model'", "energy_platform_homogeneous_no_net": "'network/coordinates'",
-           "heterogeneous/platform": "routing 'None'"}.get(name, "routing 'Cluster'")  # docs/design.md's table
+           "heterogeneous/platform": "routing 'None'"}.get(name, "exactly one master host")  # docs/design.md's table
     with pytest.raises(InputError, match=why) as error:
         message_routes(path)
     assert error.value.line is not None

@@ -5,7 +5,8 @@ communication whose duration is the route's latency (the sum of its links' laten
 factor) followed by a transfer at `min(least link bandwidth, TCP_gamma / (2 latency))` bytes/s; a
 route without links takes no time. Every internal message goes to the server's mailbox on the
 master host, so only the routes from each host to the master matter; SimGrid's routing gives them
-(simgrid_routing.py: Full, Floyd, Dijkstra and Vivaldi zones, flat clusters, nested zones).
+(simgrid_routing.py: Full, Floyd, Dijkstra, Vivaldi (peers too) and Cluster (cabinets) zones, flat
+clusters, nested zones, bypass routes, links whose profile is constant).
 
 What the model does not cover is refused with one line naming the element (docs/design.md,
 "Batsim timing").
@@ -64,7 +65,7 @@ def l07_route(links: list[Link], latency_s: float, link_lines: dict[str, int | N
 _CONFIG_WITHOUT_TIMING = ("contexts/", "debug/", "exception/", "tracing", "path")
 
 
-def _parse(text: str, master_host: str) -> MessageRoutes:
+def _parse(text: str, master_host: str, directory: Path | None = None) -> MessageRoutes:
     root, lines = parse_xml(text)
     for config in root.iter("config"):
         for prop in config.iter("prop"):
@@ -72,7 +73,7 @@ def _parse(text: str, master_host: str) -> MessageRoutes:
             if not name.startswith(_CONFIG_WITHOUT_TIMING):
                 raise Unmodelled(f"<config> prop {name!r} may change SimGrid's timing and is not modelled by "
                                  "--timing batsim", lines.get(prop))
-    zones = Zones(root, lines)
+    zones = Zones(root, lines, directory)
     roles = zones.host_roles
     if roles.get(master_host) is not None:  # Batsim makes it "ROLE,master" and aborts
         raise Unmodelled(f"{master_host!r} has a role prop: Batsim 4.2.1 refuses a role on its master host "
@@ -80,7 +81,7 @@ def _parse(text: str, master_host: str) -> MessageRoutes:
     masters = [h for h, role in roles.items() if role == "master" or h == master_host]
     if len(masters) != 1:
         raise Unmodelled(f"--timing batsim needs exactly one master host (role master, or named {master_host}), "
-                         f"found {len(masters)}", zones.host_lines.get(masters[1]) if masters[1:] else None)
+                         f"found {len(masters)}", zones.host_lines.get(masters[1]) if masters[1:] else zones.root.line)
     master = masters[0]
     compute = sorted(h for h, role in roles.items() if h != master and role != "storage")
     routing = Routing(zones)
@@ -92,7 +93,7 @@ def message_routes(path: str | Path, *, master_host: str = DEFAULT_MASTER_HOST) 
     """The routes of `path`'s platform, or InputError (file, line) for what is not modelled."""
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     try:
-        return _parse(text, master_host)
+        return _parse(text, master_host, Path(path).parent)
     except Unmodelled as exc:
         raise InputError(str(exc), path=str(path), line=exc.line) from None
     except ValueError as exc:

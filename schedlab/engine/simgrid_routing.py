@@ -3,11 +3,13 @@
 simgrid_zones.py.
 
 A route between netpoints of one zone is that zone's local route (Full: the declared table, empty
-when none was declared; Floyd and Dijkstra: shortest paths counted in links; `<cluster>`: a star of
-private links and a backbone; Vivaldi: no links, the coordinates' distance as latency). Between
+when none was declared; Floyd and Dijkstra: shortest paths counted in links; `<cluster>` and
+routing="Cluster": a star of private links and a backbone; Vivaldi: a star too (a peer's own links),
+the coordinates' distance as latency). Between
 zones, NetZoneImpl::get_global_route_with_netzones: the common ancestor's route between the two
 sub-zones (a `zoneRoute` with gateways), then the route from the source to the first gateway, then
-from the second gateway to the destination; latencies are summed in that order. A zone of hosts
+from the second gateway to the destination; latencies are summed in that order. Before either, a
+bypass route of the common ancestor takes precedence (NetZoneImpl::get_bypass_route). A zone of hosts
 adds SimGrid's loopback link (`__loopback__`, 10 GBps, no latency) for a host talking to itself when
 no route says otherwise.
 """
@@ -17,7 +19,8 @@ from __future__ import annotations
 import heapq
 import math
 
-from schedlab.engine.simgrid_zones import LOOPBACK, Link, Unmodelled, Zone, ZoneRoute, Zones
+from schedlab.engine.simgrid_links import LOOPBACK, Link, Unmodelled, Zone, ZoneRoute
+from schedlab.engine.simgrid_zones import Zones
 
 
 class Routing:
@@ -49,6 +52,10 @@ class Routing:
             father = path_src.pop()
             path_dst.pop()
         src_ancestor, dst_ancestor = path_src[-1], path_dst[-1]
+        common = src_ancestor if src_ancestor is dst_ancestor else father
+        assert common is not None
+        if common.bypass and self._bypass(common, src, dst, links, total):
+            return
         if src_ancestor is dst_ancestor:
             links.extend(self._local(src_ancestor, src, dst, total).links)
             return
@@ -62,6 +69,43 @@ class Routing:
         links.extend(between.links)
         if between.gw_dst != dst:
             self._global(between.gw_dst, dst, links, total)
+
+    def _bypass(self, common: Zone, src: str, dst: str, links: list[Link], total: list[float]) -> bool:
+        """NetZoneImpl::get_bypass_route, in the common ancestor: a bypass between `src` and `dst`
+        when both are its own netpoints; else the first bypass between zones on their ways up (pairs
+        tried by growing depth), completed by routes to its gateways. Its latency comes in route order."""
+        owner = self.zones.owner
+        if owner[src] is common and owner[dst] is common:
+            found = common.bypass.get((src, dst))
+            if found is None:
+                return False
+            key = (src, dst)
+        else:
+            path_src, path_dst = self._chain(src), self._chain(dst)
+            while len(path_src) > 1 and len(path_dst) > 1 and path_src[-1] is path_dst[-1]:
+                path_src.pop()
+                path_dst.pop()
+            pairs = []  # (depth on src's side, on dst's): (0, d), (d, 0), (1, d), (d, 1), ..., (d, d)
+            for depth in range(max(len(path_src), len(path_dst))):
+                for shallower in range(depth):
+                    pairs += [(shallower, depth), (depth, shallower)]
+                pairs.append((depth, depth))
+            keys = [(path_src[i].id, path_dst[j].id) for i, j in pairs if i < len(path_src) and j < len(path_dst)]
+            first = next((key for key in keys if key in common.bypass), None)
+            if first is None:
+                return False
+            key, found = first, common.bypass[first]
+            if found.gw_src is None or found.gw_dst is None:  # SimGrid would route to a null gateway
+                raise Unmodelled(f"zone {common.id!r}: bypass route {key[0]} -> {key[1]} without gateways",
+                                 common.line)
+        if src != key[0]:
+            self._global(src, found.gw_src or "", links, total)
+        links.extend(found.links)
+        for link in found.links:
+            total[0] += link.latency_s
+        if dst != key[1]:
+            self._global(found.gw_dst or "", dst, links, total)
+        return True
 
     def _local(self, zone: Zone, src: str, dst: str, total: list[float]) -> ZoneRoute:
         if zone.routing in ("Cluster", "Vivaldi"):

@@ -1,117 +1,29 @@
 """A SimGrid 3.32 platform file read into its zone tree, as SimGrid's parser (sg_platf.cpp,
 surfxml_sax_cb.cpp) builds it, for the routes of Batsim's messages (simgrid_routing.py).
 
-Each netpoint (host, router, sub-zone) belongs to one zone, in declaration order; routes are kept
-per zone as declared (and reversed when symmetrical). What SimGrid refuses, or what this model does
-not cover, raises `Unmodelled` with the line of the element at fault.
+Each netpoint (host, router, peer, sub-zone) belongs to one zone, in declaration order; routes and
+bypass routes are kept per zone as declared (routes reversed when symmetrical). Star zones built by
+the parser (<cluster>, routing="Cluster" with cabinets) are in simgrid_clusters.py, link profiles in
+simgrid_profiles.py. What SimGrid refuses, or what this model does not cover, raises `Unmodelled`
+with the line of the element at fault.
 """
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 from xml.parsers import expat
 
-from schedlab.platform import radical_numbers
+from schedlab.engine.simgrid_clusters import ClusterParts, flat_cluster, populate_cluster_zone
+from schedlab.engine.simgrid_links import LOOPBACK, Link, Unmodelled, Zone, ZoneRoute, bandwidth, latency
+from schedlab.engine.simgrid_profiles import ProfileError, constant_value, find_file
 
-LOOPBACK_BANDWIDTH = 10e9  # network/loopback-bw default (bytes/s)
-LOOPBACK_LATENCY = 0.0  # network/loopback-lat default (s)
-ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "Vivaldi")  # SimGrid matches them in any case
+__all__ = ["LOOPBACK", "Link", "Unmodelled", "Zone", "ZoneRoute", "Zones", "bandwidth", "latency", "parse_xml"]
+
+ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "Vivaldi", "Cluster")  # SimGrid matches them in any case
 #: attributes that make SimGrid change a resource over time
 _TRACES = ("bandwidth_file", "latency_file", "state_file", "availability_file", "speed_file")
-_REFUSED_CLUSTER_ATTRIBUTES = ("topology", "topo_parameters", *_TRACES)
 _ROLES = ("", "master", "compute_node", "storage")  # Batsim 4.2.1's permissions.cpp: one role a host
-
-
-def _scale(*generators: tuple[str, float, int]) -> dict[str, float]:
-    """xbt_parse_units' unit_scale: each prefix multiplies the previous value (so values are SimGrid's)."""
-    units: dict[str, float] = {}
-    for unit, value, base in generators:
-        prefixes = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi") if base == 2 else ("k", "M", "G", "T", "P", "E",
-                                                                                       "Z", "Y")
-        units.setdefault(unit, value)
-        for prefix in prefixes:
-            value *= 1024.0 if base == 2 else 1000.0
-            units.setdefault(prefix + unit, value)
-    return units
-
-
-_BANDWIDTH_UNITS = _scale(("bps", 0.125, 2), ("bps", 0.125, 10), ("Bps", 1.0, 2), ("Bps", 1.0, 10))
-_TIME_UNITS = {"w": 604800.0, "d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9,
-               "ps": 1e-12}
-_NUMBER = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")  # what strtod reads
-
-
-class Unmodelled(Exception):
-    """Something SimGrid refuses or this model does not cover, at `line` of the file."""
-
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.line = line
-
-
-def _value(text: str, units: dict[str, float], default_unit: str, what: str) -> float:
-    """xbt_parse_get_value_with_unit: strtod, then the rest must be a unit (none: the default)."""
-    match = _NUMBER.match(text)
-    unit = text[match.end():] if match else ""
-    if match is None or (unit or default_unit) not in units:
-        raise Unmodelled(f"cannot read {what} {text!r}")
-    return float(match.group(1)) * units[unit or default_unit]
-
-
-def bandwidth(text: str) -> float:
-    return _value(text, _BANDWIDTH_UNITS, "Bps", "bandwidth")
-
-
-def latency(text: str) -> float:
-    return _value(text, _TIME_UNITS, "s", "latency")
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    name: str
-    bandwidth_bytes_per_s: float
-    latency_s: float
-    fatpipe: bool = False  # a FATPIPE link bounds a flow once however often the route crosses it
-
-
-LOOPBACK = Link("__loopback__", LOOPBACK_BANDWIDTH, LOOPBACK_LATENCY, fatpipe=True)
-
-
-@dataclass(slots=True)
-class ZoneRoute:
-    """A declared route of a zone: its links, and the gateways of a route between sub-zones."""
-
-    links: list[Link]
-    gw_src: str | None = None
-    gw_dst: str | None = None
-    summed: list[Link] | None = None  # the order SimGrid adds their latencies in, when not `links`'
-
-
-@dataclass(eq=False)
-class Zone:
-    id: str
-    routing: str  # one of ROUTINGS, or "Cluster" for a <cluster>
-    parent: Zone | None
-    line: int | None = None
-    points: list[str] = field(default_factory=list)  # netpoints in declaration order: their ids
-    children: list[Zone] = field(default_factory=list)
-    table: dict[tuple[str, str], ZoneRoute] = field(default_factory=dict)  # declared (and symmetric) routes
-    edges: list[tuple[str, str]] = field(default_factory=list)  # in the order they were added
-    # stars (<cluster>, Vivaldi): per netpoint, its links up and down, and a loopback
-    up: dict[str, list[Link]] = field(default_factory=dict)
-    down: dict[str, list[Link]] = field(default_factory=dict)
-    loopback: dict[str, list[Link]] = field(default_factory=dict)
-    gateway: str | None = None
-    coordinates: dict[str, tuple[float, float, float]] = field(default_factory=dict)
-    cache: dict[str, Any] = field(default_factory=dict)  # shortest-path tables, built on first use
-
-    @property
-    def base(self) -> bool:
-        """Hosts and routers, no sub-zone: SimGrid's RoutingMode::base, the only level with loopbacks."""
-        return not self.children
 
 
 def parse_xml(text: str) -> tuple[ET.Element, dict[ET.Element, int]]:
@@ -137,8 +49,11 @@ def parse_xml(text: str) -> tuple[ET.Element, dict[ET.Element, int]]:
 class Zones:
     """The zone tree of one platform file, its links and the roles Batsim gives its hosts."""
 
-    def __init__(self, root: ET.Element, lines: dict[ET.Element, int]) -> None:
+    def __init__(self, root: ET.Element, lines: dict[ET.Element, int], directory: Path | None = None) -> None:
         self._lines = lines
+        self.directory = directory  # the platform file's, where SimGrid also looks for profiles
+        self.profiles: set[str] = set()  # SimGrid's profile names (file names as written, <trace> ids)
+        self.parts = ClusterParts()  # of the routing="Cluster" zone being read
         self.links: dict[str, Link | tuple[Link, Link]] = {}  # a split-duplex link: (up, down)
         self.link_lines: dict[str, int | None] = {}
         self.owner: dict[str, Zone] = {}  # netpoint -> the zone it belongs to
@@ -147,13 +62,21 @@ class Zones:
         self.host_lines: dict[str, int | None] = {}
         tops = [child for child in root if child.tag in ("zone", "AS")]
         for child in root:
-            if child.tag not in ("zone", "AS", "config", "prop"):
+            if child.tag not in ("zone", "AS", "config", "prop", "trace", "trace_connect"):
                 raise Unmodelled(f"<{child.tag}> at the platform's top level is not modelled by --timing batsim",
                                  lines.get(child))
         if len(tops) != 1:
             raise Unmodelled("--timing batsim models platforms with one top-level <zone>",
                              lines.get(tops[1] if len(tops) > 1 else root))
-        self.root = self._zone(tops[0], None)
+        for child in root:  # in the file's order: a <trace> must come before what names it
+            try:
+                if child.tag in ("trace", "trace_connect"):
+                    self._trace(child)
+                elif child is tops[0]:
+                    self.root = self._zone(child, None)
+            except Unmodelled as exc:
+                exc.line = exc.line or self.line(child)
+                raise
 
     def line(self, element: ET.Element) -> int | None:
         return self._lines.get(element)
@@ -165,7 +88,7 @@ class Zones:
         if routing not in ROUTINGS:
             raise Unmodelled(f"zone {zone_id!r}: routing {routing!r} is not modelled by --timing batsim "
                              f"(modelled: {', '.join(ROUTINGS)})", self.line(element))
-        zone = self._new_zone(zone_id, routing, parent, element)
+        zone = self.new_zone(zone_id, routing, parent, element)
         for child in element:
             try:
                 self._child(child, zone)
@@ -175,40 +98,65 @@ class Zones:
         if zone.children and (zone.points != [child.id for child in zone.children] or zone.routing == "Vivaldi"):
             raise Unmodelled(f"zone {zone_id!r} holds both sub-zones and hosts or routers (or is a Vivaldi zone "
                              "with sub-zones): not modelled by --timing batsim", self.line(element))
+        if zone.routing == "Cluster":  # sg_platf_new_zone_seal
+            if zone.children:
+                raise Unmodelled(f"zone {zone_id!r}: a routing=\"Cluster\" zone with sub-zones is not modelled by "
+                                 "--timing batsim", self.line(element))
+            populate_cluster_zone(self, zone, self.parts)
+            self.parts = ClusterParts()
         return zone
 
     def _child(self, child: ET.Element, zone: Zone) -> None:
         tag = child.tag
+        if (tag == "peer" and len(zone.peers) < len(zone.points)) or (tag in ("host", "router") and zone.peers):
+            raise Unmodelled(f"zone {zone.id!r} holds both peers and hosts or routers: SimGrid's parser refuses "
+                             f"<{tag}> there (the DTD puts <peer> with sub-zones, <host> and <router> without)")
         if tag in ("zone", "AS"):
             self._zone(child, zone)
         elif tag == "cluster":
-            self._cluster(child, zone)
+            flat_cluster(self, child, zone)
         elif tag == "host":
             self._host(child, zone)
+        elif tag == "peer":
+            self._peer(child, zone)
         elif tag == "router":
-            self._point(child.get("id", ""), zone)
+            self.add_point(child.get("id", ""), zone)
             if zone.routing == "Vivaldi":
                 zone.coordinates[child.get("id", "")] = self._coordinates(child)
         elif tag == "link":
             self._link(child)
+        elif tag in ("bypassRoute", "bypassZoneRoute", "bypassASroute"):
+            self._bypass(child, zone)
         elif tag in ("route", "zoneRoute", "ASroute"):
             self._route(child, zone)
-        elif tag in ("prop", "config") or (tag == "host_link" and zone.routing == "Vivaldi"):
+        elif tag in ("trace", "trace_connect"):
+            self._trace(child)
+        elif tag == "host_link":  # wherever it is, SimGrid keeps it for the next routing="Cluster" zone it seals
+            self.parts.host_links.append(child)
+        elif tag in ("cabinet", "backbone") and zone.routing == "Cluster":
+            if tag == "backbone":
+                self.parts.backbone = child
+            else:
+                self.parts.cabinets.append(child)
+        elif tag in ("cabinet", "backbone"):
+            raise Unmodelled(f"<{tag}> outside a routing=\"Cluster\" zone: SimGrid keeps it for the next such zone "
+                             "it seals, or drops it; not modelled by --timing batsim")
+        elif tag in ("prop", "config"):
             pass  # SimGrid reads host_links in Cluster zones only
         else:
             raise Unmodelled(f"<{tag}> is not modelled by --timing batsim")
 
-    def _new_zone(self, zone_id: str, routing: str, parent: Zone | None, element: ET.Element) -> Zone:
+    def new_zone(self, zone_id: str, routing: str, parent: Zone | None, element: ET.Element) -> Zone:
         if zone_id in self.zones or zone_id in self.owner:
             raise Unmodelled(f"two netpoints named {zone_id!r}", self.line(element))
         zone = Zone(zone_id, routing, parent, self.line(element))
         self.zones[zone_id] = zone
         if parent is not None:
             parent.children.append(zone)
-            self._point(zone_id, parent)
+            self.add_point(zone_id, parent)
         return zone
 
-    def _point(self, name: str, zone: Zone) -> None:
+    def add_point(self, name: str, zone: Zone) -> None:
         if name in self.owner:
             raise Unmodelled(f"two netpoints named {name!r}")
         self.owner[name] = zone
@@ -228,29 +176,83 @@ class Zones:
         for attribute in _TRACES:
             if element.get(attribute):
                 raise Unmodelled(f"host {name!r}: {attribute} is not modelled by --timing batsim")
-        self._point(name, zone)
-        self.host_roles[name] = self._role(element, name)
+        self.add_point(name, zone)
+        self.host_roles[name] = self.role(element, name)
         self.host_lines[name] = self.line(element)
         if zone.routing == "Vivaldi":
             zone.coordinates[name] = self._coordinates(element)
 
+    def _peer(self, element: ET.Element, zone: Zone) -> None:
+        """sg_platf_new_peer: a host with coordinates and its own links, link_ID_UP (bw_out) on its
+        way out and link_ID_DOWN (bw_in) on its way in; shared, no latency (`lat` is ignored)."""
+        name = element.get("id", "")
+        if zone.routing != "Vivaldi":  # SimGrid's assertion
+            raise Unmodelled(f"peer {name!r}: <peer> can only be used in Vivaldi zones (SimGrid)")
+        for attribute in _TRACES:
+            if element.get(attribute):
+                raise Unmodelled(f"peer {name!r}: {attribute} is not modelled by --timing batsim")
+        up = Link(f"link_{name}_UP", bandwidth(element.get("bw_out", "")), 0.0)
+        down = Link(f"link_{name}_DOWN", bandwidth(element.get("bw_in", "")), 0.0)
+        for link in (up, down):
+            if link.name in self.links:
+                raise Unmodelled(f"peer {name!r}: two links named {link.name!r}")
+            self.links[link.name] = link
+            self.link_lines[link.name] = self.line(element)
+        self.add_point(name, zone)
+        zone.peers.add(name)
+        zone.coordinates[name] = self._coordinates(element)
+        zone.up[name], zone.down[name] = [up], [down]
+        self.host_roles[name] = None  # a <peer> has no props: Batsim makes it a compute node
+        self.host_lines[name] = self.line(element)
+
     @staticmethod
-    def _role(element: ET.Element, name: str) -> str | None:
+    def role(element: ET.Element, name: str) -> str | None:
         roles = [prop.get("value") or "" for prop in element.findall("prop") if prop.get("id") == "role"]
         role = roles[-1] if roles else None
         if role is not None and role not in _ROLES:
             raise Unmodelled(f"{name!r}: role {role!r}: Batsim 4.2.1 takes one of master, compute_node, storage")
         return role
 
+    def _trace(self, element: ET.Element) -> None:
+        """A <trace> only defines a profile; <trace_connect> gives it to a resource after the whole
+        file is read, which SimGrid 3.32 refuses for links (sealed by then) and we do not model for hosts."""
+        if element.tag == "trace_connect":
+            kind = element.get("kind", "HOST_AVAIL")
+            reason = (f"SimGrid 3.32 aborts: 'Cannot set a {kind.lower()} profile once the Link is sealed'"
+                      if kind in ("LATENCY", "BANDWIDTH") else "not modelled by --timing batsim")
+            raise Unmodelled(f"<trace_connect kind={kind!r}>: {reason}")
+        self._profile_name(element.get("file") or element.get("id") or "")
+
+    def _profile_name(self, name: str) -> None:
+        if name in self.profiles:  # Profile's constructor asserts
+            raise Unmodelled(f"SimGrid 3.32 aborts on a second profile named {name!r} ('Refusing to define trace "
+                             f"{name} twice'): one file for two links, or a <trace> id equal to a file name")
+        self.profiles.add(name)
+
+    def _traced(self, element: ET.Element, attribute: str, own: float) -> float:
+        """The link's `attribute` (bandwidth or latency) for the whole run, given its profile file."""
+        name = element.get(f"{attribute}_file") or ""
+        if not name:
+            return own
+        self._profile_name(name)
+        try:
+            path = find_file(name, self.directory)
+            return constant_value(path.read_text(encoding="utf-8", errors="replace"), own, attribute)
+        except ProfileError as exc:
+            raise Unmodelled(f"link {element.get('id', '')!r}: {attribute}_file {name!r}: {exc}") from None
+
     def _link(self, element: ET.Element) -> None:
         name = element.get("id", "")
-        for attribute in _TRACES:
+        for attribute in ("state_file", "availability_file", "speed_file"):
             if element.get(attribute):
                 raise Unmodelled(f"link {name!r}: {attribute} is not modelled by --timing batsim")
         policy = element.get("sharing_policy", "SHARED")
         if policy not in ("SHARED", "FATPIPE", "SPLITDUPLEX", "FULLDUPLEX"):  # FULLDUPLEX: SPLITDUPLEX
             raise Unmodelled(f"link {name!r}: sharing_policy {policy!r} is not modelled by --timing batsim")
-        bw, lat = bandwidth(element.get("bandwidth", "0")), latency(element.get("latency", "0"))
+        bw = self._traced(element, "bandwidth", bandwidth(element.get("bandwidth", "0")))
+        if element.get("latency") is None:  # the DTD's default "0" does not reach SimGrid 3.32's parser
+            raise Unmodelled(f"link {name!r} has no latency: SimGrid 3.32 cannot parse it ('cannot parse number')")
+        lat = self._traced(element, "latency", latency(element.get("latency", "")))
         names = [name] + ([f"{name}_UP", f"{name}_DOWN"] if policy in ("SPLITDUPLEX", "FULLDUPLEX") else [])
         if any(known in self.links for known in names):
             raise Unmodelled(f"two links named {name!r}")
@@ -284,6 +286,8 @@ class Zones:
             raise Unmodelled(f"{where}: an empty route is forbidden (SimGrid)")
         if zone.routing == "Vivaldi":
             raise Unmodelled(f"{where}: routes in a Vivaldi zone are not modelled")
+        if zone.routing == "Cluster":  # StarZone takes a netpoint's route to itself, nothing else between two
+            raise Unmodelled(f"{where}: a <route> in a routing=\"Cluster\" zone is not modelled by --timing batsim")
         gw_src, gw_dst = element.get("gw_src"), element.get("gw_dst")
         between_zones = element.tag != "route"
         for end in (src, dst):  # RoutedZone::add_route_check_params
@@ -313,6 +317,33 @@ class Zones:
                         for name, direction in reversed(contents)]
             self._add(zone, dst, src, ZoneRoute(backward, gw_dst, gw_src), symmetric=True)
 
+    def _bypass(self, element: ET.Element, zone: Zone) -> None:
+        """NetZoneImpl::add_bypass_route, which every kind of zone inherits: kept in the zone that
+        declares it, one way, between any two netpoints (SimGrid matches it only between netpoints of
+        that zone, or between zones below it: simgrid_routing.py); not empty, one per pair."""
+        src, dst = element.get("src", ""), element.get("dst", "")
+        where = f"{element.tag} {src} -> {dst}"
+        if any(c.tag != "link_ctn" for c in element):
+            raise Unmodelled(f"{where}: only <link_ctn> is modelled inside a route")
+        if (element.tag == "bypassRoute") == bool(zone.children):  # the DTD's two kinds of zones
+            raise Unmodelled(f"{where}: SimGrid's parser takes <bypassRoute> in zones of hosts, <bypassZoneRoute> "
+                             "in zones of zones")
+        gateways = (element.get("gw_src"), element.get("gw_dst")) if element.tag != "bypassRoute" else (None, None)
+        for end in (src, dst, *(gateway for gateway in gateways if element.tag != "bypassRoute")):
+            if end not in self.owner:  # the parser's check, when it reads the start tag
+                raise Unmodelled(f"{where}: {end!r} does not name a netpoint declared before (SimGrid)")
+        if element.tag != "bypassRoute":
+            for gateway, side in zip(gateways, (src, dst), strict=True):
+                if gateway in self.zones or side not in self._chain_ids(gateway or ""):
+                    raise Unmodelled(f"{where}: gateway {gateway!r} is no host or router of {side!r}: not modelled "
+                                     "by --timing batsim")
+        if not len(element):
+            raise Unmodelled(f"{where}: an empty bypass route is forbidden (SimGrid)")
+        if (src, dst) in zone.bypass:
+            raise Unmodelled(f"{where}: a second bypass route between them (SimGrid refuses it)")
+        links = [self._directed(c.get("id", ""), c.get("direction"), where) for c in element]
+        zone.bypass[(src, dst)] = ZoneRoute(links, *gateways)
+
     def _chain_ids(self, name: str) -> list[str]:
         """The zones holding netpoint `name`, from its own up to the root ([] if unknown)."""
         chain, zone = [], self.owner.get(name)
@@ -328,45 +359,3 @@ class Zones:
                              (" (the other one is symmetrical)" if symmetric else ""))
         zone.table[(src, dst)] = route
         zone.edges.append((src, dst))
-
-    def _cluster(self, element: ET.Element, parent: Zone) -> None:
-        """A flat <cluster>: sg_platf_new_cluster_flat's star zone (private links, backbone, router)."""
-        cluster_id = element.get("id", "")
-        for attribute in _REFUSED_CLUSTER_ATTRIBUTES:
-            if element.get(attribute) not in (None, "", "FLAT"):
-                raise Unmodelled(f"cluster {cluster_id!r}: {attribute}={element.get(attribute)!r} is not modelled "
-                                 "by --timing batsim")
-        zone = self._new_zone(cluster_id, "Cluster", parent, element)
-        # SHARED and FATPIPE private links are both made SHARED; FULLDUPLEX is SPLITDUPLEX
-        split = element.get("sharing_policy", "SPLITDUPLEX") in ("SPLITDUPLEX", "FULLDUPLEX")
-        bw, lat = bandwidth(element.get("bw", "0")), latency(element.get("lat", "0"))
-        backbone: list[Link] = []
-        bb_bw, bb_lat = bandwidth(element.get("bb_bw") or "0"), latency(element.get("bb_lat") or "0")
-        if bb_bw > 0 or bb_lat > 0:
-            backbone = [Link(f"{cluster_id}_backbone", bb_bw, bb_lat,
-                             fatpipe=element.get("bb_sharing_policy", "SHARED") == "FATPIPE")]
-        limiter = bandwidth(element.get("limiter_link") or "0")
-        loopback_bw, loopback_lat = bandwidth(element.get("loopback_bw") or "0"), latency(element.get("loopback_lat")
-                                                                                          or "0")
-        prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
-        role = self._role(element, cluster_id)
-        numbers = radical_numbers(element.get("radical", ""))
-        if numbers is None:
-            raise Unmodelled(f"cluster {cluster_id!r}: bad radical {element.get('radical')!r}")
-        for number in numbers:
-            host = f"{prefix}{number}{suffix}"
-            self._point(host, zone)
-            self.host_roles[host] = role
-            self.host_lines[host] = self.line(element)
-            own = f"{cluster_id}_link_{number}"  # sg_platf_new_cluster_flat's names
-            up, down = ((Link(f"{own}_UP", bw, lat), Link(f"{own}_DOWN", bw, lat)) if split
-                        else (Link(own, bw, lat),) * 2)
-            limiters = [Link(f"{own}_limiter", limiter, 0.0)] if limiter > 0 else []
-            zone.up[host], zone.down[host] = [*limiters, up, *backbone], [*backbone, down, *limiters]
-            if loopback_bw > 0 or loopback_lat > 0:
-                zone.loopback[host] = [Link(f"{own}_loopback", loopback_bw, loopback_lat, fatpipe=True)]
-            for link in (up, down, *limiters, *backbone, *zone.loopback.get(host, [])):
-                self.link_lines[link.name] = self.line(element)
-        router = element.get("router_id") or f"{prefix}{cluster_id}_router{suffix}"
-        self._point(router, zone)  # no links of its own: host -> router is the host's way up
-        zone.gateway = router
