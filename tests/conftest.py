@@ -16,6 +16,25 @@ settings.register_profile("dev", print_blob=True, max_examples=100 if THOROUGH e
 settings.load_profile(os.environ.get("SCHEDLAB_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
+def pytest_addoption(parser):
+    parser.addoption("--second-pass", action="store_true",
+                     help="CI's second pass, after the default suite: only the slow group and the tests of modules "
+                          "whose size depends on SCHEDLAB_THOROUGH (the rest already ran as they would again)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--second-pass"):
+        return
+    kept, left = [], []
+    for item in items:
+        module = getattr(item, "module", None)
+        sized = module is not None and (hasattr(module, "THOROUGH") or hasattr(module, "examples"))
+        (kept if sized or item.get_closest_marker("slow") else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _scratch_tmpdir(tmp_path_factory):
     """Crash logs of the tests that provoke bugs on purpose, and other temporary files of the code
