@@ -2,7 +2,8 @@
 
 Batsim's compute resources are the hosts that are neither the master host nor storage, and their ids
 follow SimGrid's host list: host names sorted as strings (cluster512: 0=a0, 1=a1, 2=a10, 3=a100, ...).
-Hosts are `<host>`s, `<peer>`s and the hosts of `<cluster>`s and `<cabinet>`s.
+Hosts are `<host>`s, `<peer>`s and the hosts of `<cluster>`s and `<cabinet>`s (a TORUS, FAT_TREE or
+DRAGONFLY cluster makes as many hosts as its topology has leaves, from the first radicals).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from schedlab.model import Platform
 
 DEFAULT_MASTER_HOST = "master_host"
 _RADICAL_PART = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+_STOI = re.compile(r"\s*([+-]?\d+)")  # what std::stoi reads (the rest of the text is ignored)
+TOPOLOGIES = ("TORUS", "FAT_TREE", "DRAGONFLY")  # <cluster topology=...> other than FLAT
 
 
 def host_roles(element: ET.Element) -> set[str]:
@@ -42,6 +45,56 @@ def radical_numbers(radical: str) -> list[int] | None:
     return numbers
 
 
+def _stoi(text: str) -> int:
+    match = _STOI.match(text)
+    if match is None:
+        raise ValueError(f"{text!r} is no number (std::stoi throws)")
+    value = int(match.group(1))
+    if value <= 0:  # SimGrid refuses 0; a negative one wraps around in its unsigned fields
+        raise ValueError(f"{text!r}: each value must be > 0")
+    return value
+
+
+def _counts(text: str, size: int | None, what: str) -> list[int]:
+    parts = text.split(",")
+    if size is not None and len(parts) != size:
+        raise ValueError(f"{what} needs {size} value(s), got {len(parts)}")
+    return [_stoi(part) for part in parts]
+
+
+def topology_parameters(topology: str, text: str) -> list[list[int]]:
+    """A topology cluster's topo_parameters as SimGrid 3.32 reads them (TorusZone, FatTreeZone and
+    DragonflyZone::parse_topo_parameters): TORUS "d1,...,dn" gives [[d1, ..., dn]]; FAT_TREE
+    "h;m1,..,mh;w1,..,wh;p1,..,ph" gives [[h], m, w, p]; DRAGONFLY "g,blue;c,black;b,green;n" gives
+    [[g, blue], [c, black], [b, green], [n]]. ValueError for what SimGrid refuses (or what wraps
+    around in its unsigned fields: negative values)."""
+    if topology == "TORUS":
+        return [_counts(text, None, "TORUS")]
+    parts = text.split(";")
+    if len(parts) != 4:
+        raise ValueError(f"{topology} topo_parameters need 4 parts separated by ';', got {len(parts)}")
+    if topology == "FAT_TREE":
+        levels = _stoi(parts[0])
+        return [[levels], *(_counts(part, levels, "each FAT_TREE vector") for part in parts[1:])]
+    if topology == "DRAGONFLY":
+        return [*(_counts(part, 2, "each DRAGONFLY level") for part in parts[:3]), [_stoi(parts[3])]]
+    raise ValueError(f"topology {topology!r} is none of FLAT, {', '.join(TOPOLOGIES)}")
+
+
+def topology_host_count(topology: str, parameters: list[list[int]]) -> int:
+    """How many hosts SimGrid 3.32 makes for these parameters (the leaves of the topology)."""
+    if topology == "TORUS":
+        factors = parameters[0]
+    elif topology == "FAT_TREE":
+        factors = parameters[1]
+    else:
+        factors = [parameters[0][0], parameters[1][0], parameters[2][0], parameters[3][0]]
+    count = 1
+    for factor in factors:
+        count *= factor
+    return count
+
+
 def _expand_radical(radical: str, path: str, line: int | None) -> list[int]:
     numbers = radical_numbers(radical)
     if numbers is None:
@@ -52,6 +105,20 @@ def _expand_radical(radical: str, path: str, line: int | None) -> list[int]:
 def _line_of(text: str, needle: str) -> int | None:
     index = text.find(needle)
     return None if index < 0 else text.count("\n", 0, index) + 1
+
+
+def _topology_hosts(element: ET.Element, topology: str, names: list[str], path: str, line: int | None) -> list[str]:
+    """The hosts SimGrid makes for a topology cluster: one per leaf, from the first radicals (the
+    others are left unused; too few makes SimGrid abort)."""
+    try:
+        count = topology_host_count(topology, topology_parameters(topology, element.get("topo_parameters", "")))
+    except ValueError as exc:
+        raise InputError(f"cluster {element.get('id')!r}: topo_parameters: {exc}", path=path, line=line,
+                         field="topo_parameters") from None
+    if len(names) < count:
+        raise InputError(f"cluster {element.get('id')!r}: its {topology} topology has {count} hosts but the radical "
+                         f"names {len(names)}", path=path, line=line, field="radical")
+    return names[:count]
 
 
 def parse_platform_xml(text: str, path: str = "<string>", *,
@@ -84,6 +151,9 @@ def parse_platform_xml(text: str, path: str = "<string>", *,
                                  line=_line_of(text, f'id="{element.get("id")}"'), field="radical")
             names = [f"{prefix}{n}{suffix}"
                      for n in _expand_radical(radical, path, _line_of(text, f'radical="{radical}"'))]
+            topology = element.get("topology") or "FLAT"
+            if element.tag == "cluster" and topology != "FLAT":
+                names = _topology_hosts(element, topology, names, path, _line_of(text, f'id="{element.get("id")}"'))
             roles = host_roles(element)
         else:
             continue

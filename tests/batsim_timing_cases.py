@@ -28,7 +28,7 @@ HAND_MADE = TESTS / "data" / "batsim-timing" / "platforms"
 SHARED_PLATFORMS = TESTS.parents[1] / "shared" / "data" / "batsim" / "v4.2.1" / "platforms"
 
 #: name -> path: Batsim 4.2.1's example platforms that real Batsim loads (the small ones shipped in
-#: tests/data, the three large Vivaldi ones read from ../shared), and thirteen hand-made ones
+#: tests/data, the three large Vivaldi ones read from ../shared), and sixteen hand-made ones
 PLATFORMS = {
     **{name: SHIPPED / f"{name}.xml" for name in (
         "cluster512", "cluster512_pfs", "cluster_energy_128", "energy_platform", "energy_platform_homogeneous",
@@ -38,7 +38,8 @@ PLATFORMS = {
        for n in (128, 256, 512)},
     **{name: HAND_MADE / f"{name}.xml" for name in ("star", "two_level_tree", "cores4", "mesh_floyd", "mesh_dijkstra",
                                                     "vivaldi", "clusters", "slow_master", "slow_master_2s",
-                                                    "peers", "bypass", "cabinets", "traced_star")},
+                                                    "peers", "bypass", "cabinets", "traced_star", "torus",
+                                                    "fat_tree", "dragonfly")},
 }
 #: Batsim 4.2.1's examples that real Batsim does not run (docs/design.md's table says why)
 NOT_LOADED = ("cluster_locality_4x128", "cluster_locality_8x16", "cluster_locality_8x64", "cluster_locality_32x16",

@@ -63,8 +63,8 @@ TWO_HOSTS = ('<host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/><lin
 @pytest.mark.parametrize(("xml", "words"), [
     ('<zone id="z" routing="Cluster"><zone id="y" routing="Full"><host id="master_host" speed="1Gf"/></zone>'
      '</zone>', "routing=\"Cluster\" zone with sub-zones"),
-    ('<zone id="z" routing="Full"><cluster id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" '
-     'lat="1us" topology="TORUS" topo_parameters="2,1"/></zone>', "topology"),
+    ('<zone id="z" routing="Full"><cluster id="c" prefix="a" suffix="" radical="0-2" speed="1Gf" bw="1GBps" '
+     'lat="1us" topology="TORUS" topo_parameters="2,2"/></zone>', "Insufficient number of radicals"),
     ('<config id="General"><prop id="network/TCP-gamma" value="1000"/></config>\n  <zone id="z" routing="Full">'
      '<cluster id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/></zone>', "TCP-gamma"),
     ('<zone id="z" routing="Full"><host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/>\n'

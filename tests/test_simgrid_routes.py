@@ -1,15 +1,18 @@
 """Our SimGrid routing against SimGrid 3.32 itself (marker `batsim`: needs SimGrid's headers and a
 C++ compiler, which scripts/install-batsim.sh installs): on seeded random platforms of nested Full,
 Floyd, Dijkstra(Cache), Vivaldi (hosts, or peers) and routing="Cluster" zones (cabinets, host_links,
-backbones) and flat clusters, with every kind of link, constant link profiles, bypass routes inside
-zones and between zones at any depth, and on the hand-made platforms: the latency of each route (bit
-for bit, as Host::route_to sums it), its links (by name, bandwidth and latency, with multiplicity),
-and the clock when one 1-byte message has crossed it (our kernel against SimGrid's engine). What
-SimGrid refuses, or what changes a link during the run, is refused with its line (no SimGrid needed)."""
+backbones), flat clusters and (in their own test) TORUS, FAT_TREE and DRAGONFLY clusters, with
+every kind of link, constant link profiles, bypass routes inside zones and between zones at any
+depth, and on the hand-made platforms: the latency of each route (bit for bit, as Host::route_to
+sums it), its links (by name, bandwidth and latency, with multiplicity; on the topology platforms,
+between every pair, in order, with their sharing policy), and the clock when one 1-byte message has
+crossed it (our kernel against SimGrid's engine). What SimGrid refuses, or what changes a link during
+the run, is refused with its line (no SimGrid needed)."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import shutil
 import subprocess
@@ -43,10 +46,11 @@ def oracle(tmp_path_factory) -> Path:
 
 
 class _Platform:
-    """A random platform, written in the order SimGrid's DTD wants."""
+    """A random platform, written in the order SimGrid's DTD wants (with topology clusters among its
+    zones of hosts when `topologies`; without, the same seed gives the same platform as before them)."""
 
-    def __init__(self, rng: random.Random) -> None:
-        self.rng, self.count = rng, 0
+    def __init__(self, rng: random.Random, topologies: bool = False) -> None:
+        self.rng, self.count, self.topologies = rng, 0, topologies
         self.files: dict[str, str] = {}  # profile files to write beside the platform
 
     def profile(self, value: float) -> str:
@@ -83,7 +87,10 @@ class _Platform:
     def leaf(self) -> tuple[str, str]:
         """A zone of hosts of a random kind: its XML and a gateway (a router or host of it)."""
         rng = self.rng
-        kind = rng.choice(["Full", "Floyd", "Dijkstra", "DijkstraCache", "Vivaldi", "cluster", "peers", "Cluster"])
+        kind = rng.choice(["Full", "Floyd", "Dijkstra", "DijkstraCache", "Vivaldi", "cluster", "peers", "Cluster",
+                           *(("TORUS", "FAT_TREE", "DRAGONFLY") if self.topologies else ())])
+        if kind in ("TORUS", "FAT_TREE", "DRAGONFLY"):
+            return self.topology(kind)
         zone = self.name("z")
         if kind == "peers":  # a Vivaldi zone of <peer>s only (no router beside them: a peer is the gateway)
             peers = [self.name("p") for _ in range(rng.randint(1, 4))]
@@ -149,6 +156,42 @@ class _Platform:
         body = ("".join(f'<host id="{h}" speed="1Gf" core="{rng.choice([1, 4])}"/>' for h in hosts)
                 + "".join(f'<router id="{r}"/>' for r in routers) + "".join(links) + "".join(routes))
         return f'<zone id="{zone}" routing="{kind}">{body}</zone>', routers[0]
+
+    def topology(self, kind: str) -> tuple[str, str]:
+        """A TORUS, FAT_TREE or DRAGONFLY cluster that SimGrid builds (no two links of one name, no
+        route past a dragonfly's blades) and a host of it as gateway (it has no router)."""
+        rng, zone = self.rng, self.name("z")
+        limiter_ok = True
+        if kind == "TORUS":  # a dimension of size 1 links a host to itself: two would share a name
+            dims = [rng.randint(2, 4) for _ in range(rng.randint(1, 2))] + [1] * (rng.random() < 0.3)
+            rng.shuffle(dims)
+            parameters, count = ",".join(map(str, dims)), math.prod(dims)
+        elif kind == "FAT_TREE":
+            levels = rng.randint(1, 3)
+            down, up, ports = ([rng.randint(1, 3) for _ in range(levels)] for _ in range(3))
+            down[0] = max(down[0], 2)
+            parameters = f"{levels};{','.join(map(str, down))};{','.join(map(str, up))};{','.join(map(str, ports))}"
+            count = math.prod(down)
+            switches = sum(math.prod(up[:i + 1]) * math.prod(down[i + 1:]) for i in range(levels))
+            limiter_ok = switches <= count  # switches' limiters are numbered down from 2 x hosts
+        else:
+            blades = rng.randint(1, 3)
+            groups, chassis, nodes = rng.randint(1, blades), rng.randint(1, 2), rng.randint(1, 2)
+            parameters = (f"{groups},{rng.randint(1, 3)};{chassis},{rng.randint(1, 3)};{blades},{rng.randint(1, 3)};"
+                          f"{nodes}")
+            count = groups * chassis * blades * nodes
+        policy = rng.choice(["SPLITDUPLEX", "SHARED", "FATPIPE", "FULLDUPLEX"])
+        extra = "".join(text for text in (
+            f' limiter_link="{rng.randint(1, 5)}Gbps"' if limiter_ok and rng.random() < 0.4 else "",
+            f' loopback_bw="{rng.randint(1, 9)}GBps" loopback_lat="{rng.randint(0, 9)}us"'
+            if rng.random() < 0.4 else "",
+            ' router_id="ignored" bb_bw="1Gbps" bb_lat="1us"' if rng.random() < 0.2 else ""))
+        first = rng.choice([0, 3])
+        radical = f"{first}-{first + count - 1 + rng.randint(0, 2)}"  # the radicals past `count` make no host
+        xml = (f'<cluster id="{zone}" prefix="{zone}-" suffix=".t" radical="{radical}" speed="1Gf" '
+               f'bw="{rng.randint(1, 20)}Gbps" lat="{rng.randint(0, 90)}us" topology="{kind}" '
+               f'topo_parameters="{parameters}" sharing_policy="{policy}"{extra}/>')
+        return xml, f"{zone}-{first + rng.randrange(count)}.t"
 
     def bypasses(self, points: list[str], links: list[str]) -> str:
         """Sometimes a <bypassRoute> or two between netpoints of a zone (a netpoint to itself too)."""
@@ -248,6 +291,17 @@ def compare(oracle: Path, path: Path, to_master: bool = False) -> int:
 def test_random_platforms_route_as_simgrid(oracle, tmp_path, seed):
     path = tmp_path / f"random{seed}.xml"
     platform = _Platform(random.Random(seed))
+    path.write_text(platform.xml())
+    for name, text in platform.files.items():
+        (tmp_path / name).write_text(text)
+    assert compare(oracle, path) > 3
+
+
+@pytest.mark.batsim
+@pytest.mark.parametrize("seed", range(200 if THOROUGH else 15))
+def test_random_platforms_with_topology_clusters_route_as_simgrid(oracle, tmp_path, seed):
+    path = tmp_path / f"random{seed}.xml"
+    platform = _Platform(random.Random(f"topologies{seed}"), topologies=True)
     path.write_text(platform.xml())
     for name, text in platform.files.items():
         (tmp_path / name).write_text(text)
@@ -368,3 +422,95 @@ def test_a_host_link_read_elsewhere_goes_to_the_same_rank_of_the_next_cluster_zo
                    '<host_link id="h" up="l" down="l"/></zone><zone id="c" routing="Cluster"><router id="gw"/>'
                    '</zone></zone>')
     assert zones.zones["c"].up["gw"] == [Link("l", 1.25e8, 0.0)] and "h" not in zones.zones["v"].up
+
+
+TOPOLOGY_PLATFORMS = ("torus", "fat_tree", "dragonfly")
+
+
+@pytest.mark.batsim
+@pytest.mark.parametrize("name", TOPOLOGY_PLATFORMS)
+def test_topology_clusters_route_as_simgrid_between_every_pair(oracle, name):
+    """Every pair of hosts (through zoneRoutes too): the latency to the bit, the links in SimGrid's
+    order with their multiplicity, and each link's sharing policy (SimGrid's FATPIPE is 0)."""
+    path = HAND_MADE / f"{name}.xml"
+    root, lines = parse_xml(path.read_text())
+    routing = Routing(Zones(root, lines, path.parent))
+    hosts = sorted(routing.zones.host_roles)
+    pairs = list(itertools.product(hosts, repeat=2))
+    done = subprocess.run([str(oracle), str(path), *(f"{a}:{b}" for a, b in pairs), "--log=root.thres:critical"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = [(float(words[2]), [(link, float(bw), float(lat), int(policy))
+                                 for link, bw, lat, policy in (word.split("/") for word in words[3:])])
+              for words in (line.split() for line in done.stdout.splitlines() if line.startswith("route "))]
+    for (src, dst), expected in zip(pairs, theirs, strict=True):
+        links, latency = routing.route(src, dst)
+        assert (latency, [(link.name, link.bandwidth_bytes_per_s, link.latency_s, 0 if link.fatpipe else 1)
+                          for link in links]) == expected, (name, src, dst)
+    for src, dst in random.Random(name).sample(pairs, 3):  # a message's arrival, to the bit
+        _, arrived = simgrid_says(oracle, path, [(src, dst)])
+        assert arrival(l07_route(*routing.route(src, dst))) == arrived, (name, src, dst)
+
+
+def test_topology_clusters_make_the_hosts_batsim_numbers():
+    """One host per leaf of the topology, from the first radicals; names sorted as strings."""
+    for name in TOPOLOGY_PLATFORMS:
+        path = HAND_MADE / f"{name}.xml"
+        root, lines = parse_xml(path.read_text())
+        zones = Zones(root, lines, path.parent)
+        assert load_platform(path).resource_names == tuple(sorted(h for h in zones.host_roles if h != "master_host"))
+    ring = [name for name in load_platform(HAND_MADE / "torus.xml").resource_names if name.startswith("r")]
+    assert sorted(ring) == sorted(f"r{n}.x" for n in (2, 3, 4, 5, 6, 10, 11, 12, 13, 14))  # 5x2: r15, r16 unused
+
+
+_TOPOLOGY = '<zone id="z" routing="Full"><cluster id="c" prefix="h" suffix="" speed="1Gf" {attributes}/></zone>'
+#: (attributes, why): each seen refused by SimGrid 3.32 (test_simgrid_refuses_these_topology_clusters)
+_REFUSED_TOPOLOGIES = [
+    ('radical="0-2" bw="1Gbps" lat="1us" topology="TORUS" topo_parameters="2,2"', "Insufficient number of radicals"),
+    ('radical="0-3" bw="0" lat="1us" topology="TORUS" topo_parameters="2,2"', "bw <= 0"),
+    ('radical="0-3" bw="1Gbps" lat="-1us" topology="TORUS" topo_parameters="2,2"', "lat < 0"),
+    ('radical="0-3" bw="0Gbps" lat="1us" topology="FAT_TREE" topo_parameters="1;4;1;1"', "bw <= 0"),
+    ('radical="0-3" bw="1Gbps" lat="1us" topology="TORUS" topo_parameters=""', "no number"),
+    ('radical="0-3" bw="1Gbps" lat="1us" topology="TORUS" topo_parameters="2,0"', "must be > 0"),
+    ('radical="0-3" bw="1Gbps" lat="1us" topology="FAT_TREE" topo_parameters="1;4;1"', "4 parts"),
+    ('radical="0-3" bw="1Gbps" lat="1us" topology="FAT_TREE" topo_parameters="2;4;1,1;1,1"', "needs 2 value"),
+    ('radical="0-3" bw="1Gbps" lat="1us" topology="FAT_TREE" topo_parameters="1;4;0;1"', "must be > 0"),
+    ('radical="0-3" bw="1Gbps" lat="1us" topology="DRAGONFLY" topo_parameters="1,1;1,1;1;4"', "needs 2 value"),
+    ('radical="0-3" bw="1Gbps" lat="1us" topology="DRAGONFLY" topo_parameters="1,1;1,1;1,0;4"', "must be > 0"),
+    ('radical="0-3" bw="1Gbps" lat="1us" topology="TORUS" topo_parameters="4,1,1"',
+     "two links named 'c_link_from_0_to_0_UP'"),
+    ('radical="0-1" bw="1Gbps" lat="1us" topology="FAT_TREE" topo_parameters="1;2;4;1" limiter_link="1Gbps"',
+     "two links named 'c_link_1_limiter'"),
+    ('radical="0-3" bw="1Gbps" lat="1us" topology="RING" topo_parameters="4"', "none of FLAT"),
+]
+
+
+@pytest.mark.parametrize(("attributes", "why"), _REFUSED_TOPOLOGIES)
+def test_topology_clusters_simgrid_refuses_are_refused(tmp_path, attributes, why):
+    with pytest.raises(Unmodelled, match=why) as error:
+        _zones(tmp_path, _TOPOLOGY.format(attributes=attributes))
+    assert error.value.line == 3
+
+
+def test_a_dragonfly_route_past_its_blades_is_refused(tmp_path):
+    """3 groups, 2 blades a chassis: SimGrid 3.32 reads a router's green link for group 2 past the
+    end of its vector (it crashes: test_simgrid_refuses_these_topology_clusters); routes to the
+    other groups are fine."""
+    routing = Routing(_zones(tmp_path, _TOPOLOGY.format(
+        attributes='radical="0-11" bw="1Gbps" lat="1us" topology="DRAGONFLY" topo_parameters="3,1;2,1;2,1;1"')))
+    assert routing.route("h4", "h0")[0][1].name == "blue_link_between_group_0_and_1_routers_1_and_4_24_DOWN"
+    with pytest.raises(Unmodelled, match="past the 2 blades"):
+        routing.route("h0", "h11")
+
+
+@pytest.mark.batsim
+@pytest.mark.parametrize("attributes", [case[0] for case in _REFUSED_TOPOLOGIES] + [
+    'radical="0-11" bw="1Gbps" lat="1us" topology="DRAGONFLY" topo_parameters="3,1;2,1;2,1;1"'])
+def test_simgrid_refuses_these_topology_clusters(oracle, tmp_path, attributes):
+    """The refusals' reasons, seen: SimGrid 3.32 aborts on each (the dragonfly crashes on h0 -> h11)."""
+    path = tmp_path / "refused.xml"
+    path.write_text(f"<?xml version='1.0'?>\n<platform version=\"4.1\">\n{_TOPOLOGY.format(attributes=attributes)}\n"
+                    "</platform>\n")
+    done = subprocess.run([str(oracle), str(path), "h0:h11" if "3,1;2,1" in attributes else "h0:h1",
+                           "--log=root.thres:critical"], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "route 0" not in done.stdout

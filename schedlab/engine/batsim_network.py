@@ -6,7 +6,8 @@ factor) followed by a transfer at `min(least link bandwidth, TCP_gamma / (2 late
 route without links takes no time. Every internal message goes to the server's mailbox on the
 master host, so only the routes from each host to the master matter; SimGrid's routing gives them
 (simgrid_routing.py: Full, Floyd, Dijkstra, Vivaldi (peers too) and Cluster (cabinets) zones, flat
-clusters, nested zones, bypass routes, links whose profile is constant).
+clusters, TORUS, FAT_TREE and DRAGONFLY clusters, nested zones, bypass routes, links whose profile is
+constant).
 
 What the model does not cover is refused with one line naming the element (docs/design.md,
 "Batsim timing").

@@ -13,8 +13,6 @@ from typing import Protocol
 from schedlab.engine.simgrid_links import Link, Unmodelled, Zone, bandwidth, latency
 from schedlab.platform import radical_numbers
 
-_REFUSED_CLUSTER_ATTRIBUTES = ("topology", "topo_parameters")
-
 
 class Builder(Protocol):
     """What these builders need of simgrid_zones.Zones."""
@@ -52,11 +50,7 @@ def _new_link(builder: Builder, link: Link, element: ET.Element) -> Link:
 
 def flat_cluster(builder: Builder, element: ET.Element, parent: Zone) -> None:
     """A flat <cluster>: sg_platf_new_cluster_flat's star zone (private links, backbone, router)."""
-    cluster_id = element.get("id", "")
-    for attribute in _REFUSED_CLUSTER_ATTRIBUTES:
-        if element.get(attribute) not in (None, "", "FLAT"):
-            raise Unmodelled(f"cluster {cluster_id!r}: {attribute}={element.get(attribute)!r} is not modelled "
-                             "by --timing batsim")
+    cluster_id = element.get("id", "")  # topo_parameters is ignored
     zone = builder.new_zone(cluster_id, "Cluster", parent, element)
     # SHARED and FATPIPE private links are both made SHARED; FULLDUPLEX is SPLITDUPLEX
     split = element.get("sharing_policy", "SPLITDUPLEX") in ("SPLITDUPLEX", "FULLDUPLEX")

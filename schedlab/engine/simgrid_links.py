@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 LOOPBACK_BANDWIDTH = 10e9  # network/loopback-bw default (bytes/s)
 LOOPBACK_LATENCY = 0.0  # network/loopback-lat default (s)
@@ -76,10 +76,19 @@ class ZoneRoute:
     summed: list[Link] | None = None  # the order SimGrid adds their latencies in, when not `links`'
 
 
+class LocalRoutes(Protocol):
+    """A zone that routes between its hosts by its own rules (SimGrid's TorusZone, FatTreeZone and
+    DragonflyZone: simgrid_topologies.py): the links from one host to another, latencies summed in
+    their order."""
+
+    def route(self, src: str, dst: str) -> list[Link]: ...
+
+
 @dataclass(eq=False)
 class Zone:
     id: str
-    routing: str  # Full, Floyd, Dijkstra, DijkstraCache, Vivaldi, or Cluster (routing="Cluster", <cluster>)
+    routing: str  # Full, Floyd, Dijkstra, DijkstraCache, Vivaldi, Cluster (routing="Cluster", <cluster>),
+    # or a topology cluster's TORUS, FAT_TREE, DRAGONFLY
     parent: Zone | None
     line: int | None = None
     points: list[str] = field(default_factory=list)  # netpoints in declaration order: their ids
@@ -95,6 +104,7 @@ class Zone:
     coordinates: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     peers: set[str] = field(default_factory=set)  # the <peer>s of a Vivaldi zone
     cache: dict[str, Any] = field(default_factory=dict)  # shortest-path tables, built on first use
+    topology: LocalRoutes | None = None  # a topology cluster's own routing
 
     @property
     def base(self) -> bool:

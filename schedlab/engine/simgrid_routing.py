@@ -5,7 +5,8 @@ simgrid_zones.py.
 A route between netpoints of one zone is that zone's local route (Full: the declared table, empty
 when none was declared; Floyd and Dijkstra: shortest paths counted in links; `<cluster>` and
 routing="Cluster": a star of private links and a backbone; Vivaldi: a star too (a peer's own links),
-the coordinates' distance as latency). Between
+the coordinates' distance as latency; TORUS, FAT_TREE and DRAGONFLY clusters: their own routing,
+simgrid_topologies.py). Between
 zones, NetZoneImpl::get_global_route_with_netzones: the common ancestor's route between the two
 sub-zones (a `zoneRoute` with gateways), then the route from the source to the first gateway, then
 from the second gateway to the destination; latencies are summed in that order. Before either, a
@@ -108,7 +109,9 @@ class Routing:
         return True
 
     def _local(self, zone: Zone, src: str, dst: str, total: list[float]) -> ZoneRoute:
-        if zone.routing in ("Cluster", "Vivaldi"):
+        if zone.topology is not None:  # no gateways: such a zone holds hosts only
+            route = ZoneRoute(zone.topology.route(src, dst))
+        elif zone.routing in ("Cluster", "Vivaldi"):
             route = self._star(zone, src, dst)
         elif zone.routing == "Full":
             found = zone.table.get((src, dst))

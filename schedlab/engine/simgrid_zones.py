@@ -3,9 +3,9 @@ surfxml_sax_cb.cpp) builds it, for the routes of Batsim's messages (simgrid_rout
 
 Each netpoint (host, router, peer, sub-zone) belongs to one zone, in declaration order; routes and
 bypass routes are kept per zone as declared (routes reversed when symmetrical). Star zones built by
-the parser (<cluster>, routing="Cluster" with cabinets) are in simgrid_clusters.py, link profiles in
-simgrid_profiles.py. What SimGrid refuses, or what this model does not cover, raises `Unmodelled`
-with the line of the element at fault.
+the parser (<cluster>, routing="Cluster" with cabinets) are in simgrid_clusters.py, TORUS, FAT_TREE
+and DRAGONFLY clusters in simgrid_topologies.py, link profiles in simgrid_profiles.py. What SimGrid
+refuses, or what this model does not cover, raises `Unmodelled` with the line of the element at fault.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from xml.parsers import expat
 from schedlab.engine.simgrid_clusters import ClusterParts, flat_cluster, populate_cluster_zone
 from schedlab.engine.simgrid_links import LOOPBACK, Link, Unmodelled, Zone, ZoneRoute, bandwidth, latency
 from schedlab.engine.simgrid_profiles import ProfileError, constant_value, find_file
+from schedlab.engine.simgrid_topologies import topology_cluster
+from schedlab.platform import TOPOLOGIES
 
 __all__ = ["LOOPBACK", "Link", "Unmodelled", "Zone", "ZoneRoute", "Zones", "bandwidth", "latency", "parse_xml"]
 
@@ -60,6 +62,7 @@ class Zones:
         self.zones: dict[str, Zone] = {}
         self.host_roles: dict[str, str | None] = {}  # None: no role prop
         self.host_lines: dict[str, int | None] = {}
+        self.statics: dict[str, int] = {}  # SimGrid's function-local statics (simgrid_topologies.py)
         tops = [child for child in root if child.tag in ("zone", "AS")]
         for child in root:
             if child.tag not in ("zone", "AS", "config", "prop", "trace", "trace_connect"):
@@ -113,7 +116,12 @@ class Zones:
                              f"<{tag}> there (the DTD puts <peer> with sub-zones, <host> and <router> without)")
         if tag in ("zone", "AS"):
             self._zone(child, zone)
+        elif tag == "cluster" and child.get("topology") in TOPOLOGIES:
+            topology_cluster(self, child, zone)
         elif tag == "cluster":
+            if child.get("topology") not in (None, "FLAT"):  # the DTD's choices
+                raise Unmodelled(f"cluster {child.get('id', '')!r}: topology {child.get('topology')!r} is none of "
+                                 f"FLAT, {', '.join(TOPOLOGIES)} (SimGrid's parser refuses it)")
             flat_cluster(self, child, zone)
         elif tag == "host":
             self._host(child, zone)
