@@ -96,11 +96,30 @@ def _line_of_text(text: str, needle: str) -> int | None:
     return None if index < 0 else text.count("\n", 0, index) + 1
 
 
+#: what may hold a number RapidJSON refuses (NaN, Infinity, too big): the text is then read strictly too
+_MAY_BE_REFUSED = re.compile(r"NaN|Infinity|[eE]\+?0*[1-9]\d{2}|\d{300}")
+
+
 def parse_workload(text: str, path: str = "<string>", name: str = "w0") -> Workload:
     try:
         doc = batsim_numbers.loads(text, strict=False)  # numbers as Batsim 4.2.1 reads them (RapidJSON)
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno) from None
+    except ValueError:  # Python's json refuses integers of more than 4,300 digits (no double holds them)
+        long = re.search(r"\d{4300}", text)
+        raise InputError("a number of more than 4,300 digits: Batsim's JSON reader (RapidJSON) refuses it", path=path,
+                         line=text.count("\n", 0, long.start()) + 1 if long else None) from None
+    workload = _workload_of(doc, text, path, name)  # a field's own check names it first
+    if _MAY_BE_REFUSED.search(text):
+        try:
+            batsim_numbers.loads(text)
+        except batsim_numbers.NumberError as exc:
+            raise InputError(f"{exc.token[:40]} is a number Batsim's JSON reader (RapidJSON) refuses: Batsim cannot "
+                             "load this file", path=path, line=_line_of_text(text, exc.token)) from None
+    return workload
+
+
+def _workload_of(doc: Any, text: str, path: str, name: str) -> Workload:
     if not isinstance(doc, dict):
         raise InputError("a Batsim workload is a JSON object", path=path, line=1)
     nb_res = doc.get("nb_res")

@@ -55,6 +55,33 @@ def test_replies_are_read_as_batsim_reads_them():
         loads('{"now": NaN}')
 
 
+def test_a_numpy_float_is_read_as_json_writes_it():
+    import numpy as np
+
+    value = 100.12525678901235
+    assert reads_as(np.float64(value)) == reads_as(value) == read_double(repr(value))
+
+
+def test_strict_reading_refuses_what_rapidjson_refuses_and_a_workload_names_its_line(tmp_path, capsys):
+    from schedlab.cli import main
+
+    with pytest.raises(NumberError):
+        loads('{"now": 1' + "0" * 400 + "}")
+    huge = tmp_path / "huge.json"  # an integer beyond any double in a field: the field is named
+    for digits, said in ((400, "field 'walltime'"), (5000, "a number of more than 4,300 digits")):
+        huge.write_text('{"nb_res": 4,\n"jobs": [\n{"id": 1, "subtime": 0, "res": 1, "walltime": 1' + "0" * digits
+                        + ', "profile": "1"}\n],\n"profiles": {"1": {"type": "delay", "delay": 3}}}\n')
+        assert main(["workload", "check", str(huge)]) == 2
+        assert f"{huge}:3: {said}" in capsys.readouterr().err
+    for token in ("NaN", "1e400"):  # in a field no check reads: Batsim still cannot load the file
+        path = tmp_path / f"w{token}.json"
+        path.write_text('{"nb_res": 4,\n"jobs": [\n{"id": 1, "subtime": 0, "res": 1, "walltime": 10, "profile": "1", '
+                        f'"note": {token}}}\n],\n"profiles": {{"1": {{"type": "delay", "delay": 3}}}}}}\n')
+        assert main(["workload", "check", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{path}:3:" in err and token in err and "RapidJSON" in err
+
+
 def _adversarial(rng: random.Random, count: int) -> list[str]:
     """Decimal strings where a one-multiply reading goes wrong: 16 to 25 significant digits, halfway
     and near-halfway values, the integer loops' overflow limits, large and tiny exponents."""

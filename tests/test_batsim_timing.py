@@ -19,7 +19,7 @@ from procset import ProcSet
 from schedlab.engine.batsim_network import Route, message_routes
 from schedlab.engine.batsim_timed import BatsimTimedEngine, batsim_now
 from schedlab.errors import InputError, SimulationError
-from schedlab.model import CallMeLater, Execute, JobState, Kill
+from schedlab.model import CallMeLater, Execute, JobState, Kill, Reject
 from schedlab.outputs import job_row
 from schedlab.platform import load_platform
 from schedlab.platforms.generate import cluster_xml
@@ -272,6 +272,38 @@ def test_a_call_time_is_read_as_batsim_reads_it(tmp_path, monkeypatch):
     assert row == SEVENTEEN_DIGITS_ROW
     monkeypatch.setattr(timed, "reads_as", lambda value: value)  # Python's correctly rounded reading
     assert job_row(run(platform, specs, CallAtSeventeenDigits()).records["w0!a"]) != row
+
+
+class EchoSeen(Scheduler):
+    """Rejects every job with a reason that tells what it saw of it (jobs.csv's metadata column)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def on_job_submitted(self, job, now):
+        self.seen.append(Reject(job.id, repr((job.submit_time_s, job.walltime_s, job.extra.get("x")))))
+
+    def decide(self, now):
+        decisions, self.seen = self.seen, []
+        return decisions
+
+
+#: times and a float field with more than six decimals (17 digits for b): real Batsim sends "%f"
+SEEN_SPECS = [("a", 1.123456789, 1, 10, 100.12345678901234, {"x": 0.1234567890123}),
+              ("b", 2.000000499999999, 1, 10, 26462.444038499998, {"x": 7.0})]
+#: the metadata column of real Batsim's jobs.csv for EchoSeen on SEEN_SPECS (test_batsim_timing_real)
+SEEN_REAL = ["(1.123457, 100.123457, 0.123457)", "(2.0, 26462.444039, 7.0)"]
+
+
+def test_a_job_is_seen_as_batsim_sends_it(tmp_path, monkeypatch):
+    import schedlab.engine.batsim_timed as timed
+
+    engine = run(platform_file(tmp_path, 2), SEEN_SPECS, EchoSeen())
+    assert [engine.records[f"w0!{name}"].metadata for name, *_ in SEEN_SPECS] == SEEN_REAL
+    monkeypatch.setattr(timed, "as_sent", lambda job: job.view())  # the workload's own values
+    engine = run(platform_file(tmp_path, 2), SEEN_SPECS, EchoSeen())
+    assert [engine.records[f"w0!{name}"].metadata for name, *_ in SEEN_SPECS] != SEEN_REAL
 
 
 class KillIfStillRunning(FCFS):

@@ -96,13 +96,14 @@ def scripted_case(tmp_path: Path, scheduler: str, nb_res: int, specs,
     from schedlab.platform import load_platform
     from schedlab.platforms.generate import cluster_xml
     from schedlab.schedulers.base import create_scheduler
+    from schedlab.workload import load_workload
     from tests import test_batsim_timing as timing
     from tests.helpers.data import make_workload
 
     platform, workload, script = tmp_path / "p.xml", tmp_path / "w.json", tmp_path / "serve_test.py"
     platform.write_text(platform_path.read_text() if platform_path else cluster_xml(nb_res))
-    jobs = make_workload(specs, nb_res=nb_res)
-    workload.write_text(json.dumps(jobs.to_json()))
+    workload.write_text(json.dumps(make_workload(specs, nb_res=nb_res).to_json()))
+    jobs = load_workload(workload)  # its numbers as Batsim reads them
     script.write_text(SERVE_TEST_SCHEDULER.format(root=str(ROOT)))
     real = real_rows(tmp_path, platform, workload, [sys.executable, str(script), scheduler, "{socket}"])
     instance = getattr(timing, scheduler)() if hasattr(timing, scheduler) else create_scheduler(scheduler)
@@ -161,6 +162,16 @@ def test_a_call_time_is_read_as_real_batsim_reads_it(tmp_path):
     real, ours = scripted_case(tmp_path, "CallAtSeventeenDigits", 16, [("a", 0, 1, 100, None)],
                                ROOT / "tests" / "data" / "batsim-timing" / "platforms" / "slow_master.xml")
     assert differing(real, ours) == [] and real[1] == SEVENTEEN_DIGITS_ROW
+
+
+def test_a_job_is_seen_as_real_batsim_sends_it(tmp_path):
+    """Batsim writes a job's times and float fields with "%f" in JOB_SUBMITTED (after one more
+    trip through RapidJSON's writer and reader): what a scheduler sees, told in jobs.csv."""
+    from tests.test_batsim_timing import SEEN_REAL, SEEN_SPECS
+
+    real, ours = scripted_case(tmp_path, "EchoSeen", 2, SEEN_SPECS)
+    assert differing(real, ours) == []
+    assert [row.split(',"', 1)[1].strip('"') for row in real[1:]] == SEEN_REAL
 
 
 def test_profiles_ret_codes_are_real_batsims(tmp_path):

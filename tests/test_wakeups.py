@@ -14,7 +14,7 @@ import pytest
 from schedlab.engine.batsim_network import message_routes
 from schedlab.engine.batsim_timed import BatsimTimedEngine, slowest_message_s
 from schedlab.errors import SimulationError
-from schedlab.model import CallMeLater
+from schedlab.model import CallMeLater, Platform
 from schedlab.platform import load_platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.easy_pp import EasyPlusPlus
@@ -119,7 +119,6 @@ def test_serve_platform_tells_the_scheduler_its_message_time_and_refuses_another
     import dataclasses
 
     from schedlab.errors import ProtocolError
-    from schedlab.model import Platform
     from schedlab.protocol.messages import EventType, encode_message, event, simulation_begins_data
     from schedlab.protocol.server import DecisionServer
 
@@ -135,6 +134,35 @@ def test_serve_platform_tells_the_scheduler_its_message_time_and_refuses_another
     unknown = create_scheduler("easy-pp")
     DecisionServer(unknown).handle(begins)
     assert unknown.platform.message_time_s is None
+
+
+def test_the_engines_hosted_processes_are_told_the_message_time(tmp_path):
+    """An external `serve` hosted by the engine gets the engine's message time (a SIMULATION_BEGINS
+    key real Batsim does not send), so it asks the calls the same scheduler asks in-process; with
+    the bound from reply gaps, a first gap of 1,000 s made its margin 80 s."""
+    from schedlab.cli import main
+    from schedlab.engine.core import Engine
+
+    specs = [(name, submit + 1000, *rest) for name, submit, *rest in near_call_specs()]
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps(make_workload(specs, nb_res=16).to_json()))
+    serve = f"{sys.executable} -m schedlab serve easy-pp -O correction=tsafrir --socket {{socket}}"
+    assert main(["simulate", "-q", "-p", "16", "-w", str(workload), "--external", serve, "-o", str(tmp_path / "out"),
+                 "--record", str(tmp_path / "rec.jsonl")]) == 0
+    asked = [event["data"]["timestamp"] for line in (tmp_path / "rec.jsonl").read_text().splitlines()
+             for event in json.loads(json.loads(line)["raw"])["events"] if event["type"] == "CALL_ME_LATER"]
+    calls: list[float] = []
+    scheduler = create_scheduler("easy-pp", {"correction": "tsafrir"})
+    decide = scheduler.decide
+
+    def spy(now):
+        decisions = decide(now)
+        calls.extend(d.at_s for d in decisions if type(d) is CallMeLater)
+        return decisions
+
+    scheduler.decide = spy
+    Engine(Platform.homogeneous(16), make_workload(specs, nb_res=16), scheduler).run()
+    assert asked and asked == calls
 
 
 def test_serve_refuses_a_platform_it_cannot_time_before_listening(tmp_path, capsys):

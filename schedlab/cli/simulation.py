@@ -194,8 +194,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from schedlab.engine.batsim_network import message_routes
         from schedlab.engine.batsim_timed import slowest_message_s
 
-        platform, path = _platform_of(args.platform, "batsim")  # a file: a number of resources is refused
-        assert path is not None
+        if args.platform.isdigit() and not Path(args.platform).exists():
+            raise InputError(f"--platform {args.platform}: give the platform file batsim runs, whose routes time "
+                             "the messages (or leave --platform out)")
+        platform, path = _platform_of(args.platform, "batsim")
+        assert path is not None  # a file or a shipped platform's
         platform = dataclasses.replace(platform, message_time_s=slowest_message_s(message_routes(path)))
     scheduler = create_scheduler(args.scheduler, option_pairs(args))
     if args.record:
@@ -315,7 +318,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--platform", metavar="FILE",
                    help="the platform file batsim runs (-p), or a shipped platform's name: its message times "
                         "set how far ahead wake-ups are asked (default: bounded from the gaps between requests and "
-                        "replies)")
+                        "replies); only its compute host names are checked against batsim's")
     p.set_defaults(func=cmd_serve, files=lambda args: scheduler_use(args).read("--platform", args.platform)
                    .write("--record", args.record))
 

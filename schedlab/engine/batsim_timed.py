@@ -37,6 +37,21 @@ def slowest_message_s(routes: MessageRoutes) -> float:
     return max(route.latency_s + 1.0 / route.rate_bytes_per_s for route in (routes.master, *routes.resources))
 
 
+def _as_printed(value: float) -> float:
+    return float(f"{reads_as(value):f}")
+
+
+def as_sent(job: Job) -> Job:
+    """The scheduler's copy of a job as JOB_SUBMITTED tells it: Batsim keeps the job's description as
+    the text RapidJSON's writer makes of the workload's values, reads it again, and writes every
+    double of a message with "%f" (protocol.hpp's Writer). Python's shortest repr stands for the
+    writer's Grisu2 here (they differ only where Grisu2 is not shortest)."""
+    floats = [key for key, value in job.extra.items() if type(value) is float]
+    extra = {**job.extra, **{key: _as_printed(job.extra[key]) for key in floats}} if floats else job.extra
+    walltime = None if job.walltime_s is None else _as_printed(job.walltime_s)
+    return Job(job.id, _as_printed(job.submit_time_s), job.res, walltime, job.profile, extra)
+
+
 def batsim_now(clock: float) -> float:
     """The time a decision process reads: Batsim prints doubles with "%f"."""
     return float(f"{clock:f}")
@@ -205,7 +220,7 @@ class BatsimTimedEngine:
         for job in jobs:
             self.records[job.id].state = JobState.SUBMITTED
             self._nb_submitted += 1
-            self._events.append((Event.JOB_SUBMITTED, job.view(), self._kernel.now))  # the scheduler's copy
+            self._events.append((Event.JOB_SUBMITTED, as_sent(job), self._kernel.now))  # the scheduler's copy
         yield from ()
 
     def _row(self, record: JobRecord) -> None:

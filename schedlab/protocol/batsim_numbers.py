@@ -27,7 +27,12 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?\Z")
 
 
 class NumberError(ValueError):
-    """RapidJSON refuses the number (Batsim then aborts: "Invalid JSON message: could not be parsed")."""
+    """RapidJSON refuses the number (Batsim then aborts: "Invalid JSON message: could not be parsed");
+    `token`: the text refused."""
+
+    def __init__(self, message: str, token: str = "") -> None:
+        super().__init__(message)
+        self.token = token
 
 
 def _fast_path(significand: float, exp: int) -> float:
@@ -48,7 +53,7 @@ def _scale(d: float, p: int) -> float:
 def read_double(text: str) -> float:
     """The double Batsim gets from the JSON number `text` (a JSON number literal, nothing else)."""
     if not _JSON_NUMBER.match(text):
-        raise NumberError(f"not a JSON number: {text!r}")
+        raise NumberError(f"not a JSON number: {text!r}", text)
     pos, n = 0, len(text)
     minus = text[0] == "-"
     if minus:
@@ -83,7 +88,7 @@ def read_double(text: str) -> float:
     if use_double:
         while pos < n and text[pos].isdigit():
             if d >= _DBL_MAX_TENTH:
-                raise NumberError(f"number too big: {text!r}")
+                raise NumberError(f"number too big: {text!r}", text)
             d = d * 10.0 + float(ord(text[pos]) - 48)
             pos += 1
     # fraction
@@ -132,7 +137,7 @@ def read_double(text: str) -> float:
                 exp = exp * 10 + ord(text[pos]) - 48
                 pos += 1
                 if exp > max_exp:
-                    raise NumberError(f"number too big: {text!r}")
+                    raise NumberError(f"number too big: {text!r}", text)
         if exp_minus:
             exp = -exp
     if use_double:
@@ -142,10 +147,12 @@ def read_double(text: str) -> float:
 
 
 def reads_as(value: float) -> float:
-    """What Batsim reads when a Python decision process writes `value` (json writes `repr`)."""
-    text = repr(value)
+    """What Batsim reads when a Python decision process writes `value` (json writes float's repr,
+    for a numpy float too)."""
+    value = float(value)
+    text = float.__repr__(value)
     if text in ("inf", "-inf", "nan"):
-        raise NumberError(f"{text} is not JSON")
+        raise NumberError(f"{text} is not JSON", text)
     if len(text) <= 16 and "e" not in text:  # at most 15 digits: RapidJSON's fast path is exact
         return value
     return read_double(text)
@@ -167,11 +174,11 @@ def _read_fraction_or_inf(text: str) -> float:
 
 def _read_integer(text: str) -> int | float:
     """Integers up to 2^64 stay exact (GetDouble converts them); longer ones are read as doubles."""
-    return int(text) if len(text) < 20 else _read_fraction_or_inf(text)
+    return int(text) if len(text) < 20 else read_double(text)
 
 
 def _refuse_constant(text: str) -> Any:
-    raise NumberError(f"{text} is not JSON (RapidJSON's default mode refuses it)")
+    raise NumberError(f"{text} is not JSON (RapidJSON's default mode refuses it)", text)
 
 
 def loads(raw: bytes | str, *, strict: bool = True) -> Any:

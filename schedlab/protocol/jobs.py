@@ -32,9 +32,14 @@ def _number(obj: Mapping[str, Any], key: str) -> float:
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise JobFieldError(key, f"expected a number, got {value!r}")
-    if not math.isfinite(value):  # Python's json reads NaN and Infinity; Batsim's does not
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond any double: Batsim's JSON reader refuses it too
+        bits = int(value).bit_length()
+        raise JobFieldError(key, f"expected a finite number, got an integer of {bits} bits") from None
+    if not math.isfinite(number):  # Python's json reads NaN and Infinity; Batsim's does not
         raise JobFieldError(key, f"expected a finite number, got {value!r}")
-    return float(value)
+    return number
 
 
 def job_from_json(obj: Mapping[str, Any], workload_name: str | None = None) -> Job:

@@ -152,7 +152,11 @@ def _parse_begins(ts: float, data: Mapping[str, Any]) -> SimulationBegins:
         raise ProtocolError("SIMULATION_BEGINS: bad compute_resources") from None
     if [int(r["id"]) for r in ordered] != list(range(len(ordered))):
         raise ProtocolError("SIMULATION_BEGINS: compute resource ids are not 0..n-1")
-    return SimulationBegins(ts, Platform(names, source="batsim"), data)
+    message_time_s = data.get(MESSAGE_TIME_KEY)  # only our engine sends it, to the processes it hosts
+    if message_time_s is not None and (isinstance(message_time_s, bool) or not isinstance(message_time_s, int | float)
+                                       or not message_time_s >= 0):
+        raise ProtocolError(f"SIMULATION_BEGINS: {MESSAGE_TIME_KEY} must be a number >= 0, got {message_time_s!r}")
+    return SimulationBegins(ts, Platform(names, source="batsim", message_time_s=message_time_s), data)
 
 
 def _parse_submitted(ts: float, data: Mapping[str, Any]) -> JobSubmitted:
@@ -326,11 +330,18 @@ def event(timestamp: float, kind: EventType, data: Mapping[str, Any]) -> dict[st
     return {"timestamp": timestamp, "type": kind.value, "data": dict(data)}
 
 
+#: SIMULATION_BEGINS's one key real Batsim does not send: the platform's message time, which our engine
+#: tells the decision processes it hosts (`Platform.message_time_s`; other processes ignore it)
+MESSAGE_TIME_KEY = "schedlab_message_time_s"
+
+
 def simulation_begins_data(platform: Platform, workloads: Mapping[str, str],
                            profiles: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """SIMULATION_BEGINS's data as Batsim 4.2.1 sends it (profiles are forwarded there)."""
+    """SIMULATION_BEGINS's data as Batsim 4.2.1 sends it (profiles are forwarded there), and the
+    platform's message time when known (MESSAGE_TIME_KEY)."""
     n = platform.nb_resources
-    return {
+    known = {} if platform.message_time_s is None else {MESSAGE_TIME_KEY: platform.message_time_s}
+    return {**known,
         "nb_resources": n, "nb_compute_resources": n, "nb_storage_resources": 0,
         "allow_compute_sharing": False, "allow_storage_sharing": True,
         "config": {"redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,

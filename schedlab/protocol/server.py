@@ -82,7 +82,7 @@ class DecisionServer:
     def _platform_told(self, sent: Platform) -> Platform:
         known = self._known_platform
         if known is None:
-            return sent
+            return sent  # with the message time our engine sends its hosted processes, if any
         if known.resource_names != sent.resource_names:
             raise ProtocolError(f"--platform {known.source} is not the platform batsim runs: its compute hosts are "
                                 f"{_hosts(known)}, batsim's {_hosts(sent)}")
