@@ -153,6 +153,7 @@ def test_easy_pp_calls_are_real_batsims(tmp_path, case):
     assert len(real) == len(specs) + 1 and differing(real, ours) == []
 
 
+@pytest.mark.slow  # the engine's twin in tests/test_batsim_timing.py holds real Batsim's row
 def test_a_call_time_is_read_as_real_batsim_reads_it(tmp_path):
     """A CALL_ME_LATER for 26462.444038499998 s (17 digits) on a master whose messages take 0.5 s:
     Batsim reads it one ulp high, and the job it starts is printed 1 us later than the exact
@@ -164,6 +165,7 @@ def test_a_call_time_is_read_as_real_batsim_reads_it(tmp_path):
     assert differing(real, ours) == [] and real[1] == SEVENTEEN_DIGITS_ROW
 
 
+@pytest.mark.slow  # the engine's twin in tests/test_batsim_timing.py holds real Batsim's metadata
 def test_a_job_is_seen_as_real_batsim_sends_it(tmp_path):
     """Batsim writes a job's times and float fields with "%f" in JOB_SUBMITTED (after one more
     trip through RapidJSON's writer and reader): what a scheduler sees, told in jobs.csv."""

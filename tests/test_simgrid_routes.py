@@ -261,7 +261,7 @@ def arrival(route) -> float:
     return kernel.now
 
 
-def compare(oracle: Path, path: Path, to_master: bool = False) -> int:
+def compare(oracle: Path, path: Path, to_master: bool = False, master: str = "master_host") -> int:
     """Every host to one of them (to the master's, for platforms made for Batsim, whose other pairs
     may have no route), and a few random pairs."""
     root, lines = parse_xml(path.read_text())
@@ -270,7 +270,7 @@ def compare(oracle: Path, path: Path, to_master: bool = False) -> int:
     hosts = sorted(zones.host_roles)
     rng = random.Random(path.name)
     if to_master:
-        target = next(h for h, role in zones.host_roles.items() if role == "master" or h == "master_host")
+        target = next(h for h, role in zones.host_roles.items() if role == "master" or h == master)
         pairs = [(host, target) for host in hosts]
     else:
         target = rng.choice(hosts)
@@ -312,6 +312,23 @@ def test_random_platforms_with_topology_clusters_route_as_simgrid(oracle, tmp_pa
 @pytest.mark.parametrize("name", sorted(p.stem for p in HAND_MADE.glob("*.xml")))
 def test_hand_made_platforms_route_as_simgrid(oracle, name):
     assert compare(oracle, HAND_MADE / f"{name}.xml", to_master=True) > 3
+
+
+@pytest.mark.batsim
+@pytest.mark.traces
+@pytest.mark.parametrize("name", ["cluster_locality_4x128", "cluster_locality_8x16", "cluster_locality_8x64",
+                                  "cluster_locality_32x16"])
+def test_batsims_cluster_zone_platforms_route_as_simgrid(oracle, name):
+    """Batsim 4.2.1's example platforms of routing="Cluster" zones (real Batsim refuses them only for
+    their lack of a host named master_host): every host to master_host0, and random pairs."""
+    from tests.helpers.data import BATSIM_V4
+
+    path = BATSIM_V4 / "platforms" / f"{name}.xml"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (../shared/data)")
+    root, lines = parse_xml(path.read_text())
+    assert "master_host0" in Zones(root, lines, path.parent).host_roles
+    assert compare(oracle, path, to_master=True, master="master_host0") > 100
 
 
 def _zones(tmp_path: Path, body: str, files: dict[str, str] | None = None) -> Zones:

@@ -187,9 +187,9 @@ serve(getattr(t, sys.argv[1])(correction="power"), sys.argv[2])
 
 
 @pytest.mark.batsim
-@pytest.mark.parametrize(("name", "correction"), [  # one in the default suite, the others in CI's slow group
-    pytest.param(name, correction, marks=[] if (name, correction) == ("slow_master_2s", "power") else pytest.mark.slow)
-    for name in sorted(SLOW) for correction in CORRECTIONS])
+@pytest.mark.slow  # CI's slow group; the default suite has the refusal of the former rule below
+@pytest.mark.parametrize(("name", "correction"), [(name, correction) for name in sorted(SLOW)
+                                                  for correction in CORRECTIONS])
 def test_real_batsim_accepts_easy_pps_wakeups_on_slow_masters(tmp_path, name, correction):
     """`serve --platform` gives real Batsim what `--timing batsim` gives: the same rows."""
     from tests.test_batsim_timing_real import differing, real_rows, simulate_batsim_timing
