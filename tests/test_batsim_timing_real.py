@@ -44,7 +44,7 @@ def differing(real: list[str], ours: list[str]) -> list[tuple[str, str]]:
 
 #: all in the `slow` group that .ci/run runs (~2 s a run on the 256- and 512-host platforms, ~1 min
 #: on marconi100's 15,680 hosts); the default suite compares with real Batsim's recorded outputs on
-#: 23 platforms instead (tests/test_batsim_timing_platforms.py)
+#: 30 platforms instead (tests/test_batsim_timing_platforms.py)
 LARGE_PLATFORMS = ("marconi100", "cluster512", "constrained512", "lublin256")
 
 
