@@ -169,6 +169,23 @@ def _guard_timed(scheduler: Any, idle: list[int], limit_s: float, budgets: Budge
     scheduler.decide = guarded
 
 
+def _steps_within_budgets(engine: Engine, idle: list[int], limit_s: float, budgets: Budgets) -> str | None:
+    """The ideal engine's run, step by step: why a budget stopped it, or None once it ended."""
+    started, memory0 = time.monotonic(), _rss_mb()
+    while engine.step():
+        if engine.now > limit_s and len(engine.finished) < len(engine.workload.jobs):
+            return (f"the simulated clock passed {limit_s:g} s: the last submission, ten times every run time end "
+                    "to end, and a day")
+        if idle[0] >= budgets.idle_decisions:
+            return f"decide was called {idle[0]:,} times in a row without starting or rejecting a job"
+        if engine.nb_steps % 256 == 0 and _rss_mb() - memory0 > budgets.memory_mb:
+            return f"its memory grew by more than {budgets.memory_mb:g} MB"
+        if engine.nb_steps % 256 == 0 and time.monotonic() - started > budgets.wall_s:
+            return f"the run took more than {budgets.wall_s:g} s"
+    engine.end()
+    return None
+
+
 def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budgets: Budgets = DEFAULT_BUDGETS, *,
              check_inputs: bool = True, keep_engine: list[Any] | None = None,
              slow_master_s: float | None = None) -> RunResult:
@@ -200,27 +217,13 @@ def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budg
         engine = Engine(Platform.homogeneous(nb_res), workload, scheduler)
     if keep_engine is not None:
         keep_engine.append(engine)
-    started, memory0 = time.monotonic(), _rss_mb()
     stop = None
     try:
         with _alarm(budgets.wall_s):
             if timed:
-                engine.run()
-            while not timed and engine.step():
-                if engine.now > limit_s and len(engine.finished) < len(workload.jobs):
-                    stop = (f"the simulated clock passed {limit_s:g} s: the last submission, ten times every run "
-                            "time end to end, and a day")
-                elif idle[0] >= budgets.idle_decisions:
-                    stop = f"decide was called {idle[0]:,} times in a row without starting or rejecting a job"
-                elif engine.nb_steps % 256 == 0 and _rss_mb() - memory0 > budgets.memory_mb:
-                    stop = f"its memory grew by more than {budgets.memory_mb:g} MB"
-                elif engine.nb_steps % 256 == 0 and time.monotonic() - started > budgets.wall_s:
-                    stop = f"the run took more than {budgets.wall_s:g} s"
-                if stop is not None:
-                    break
+                engine.run()  # its budgets are checked at each decide (_guard_timed)
             else:
-                if not timed:
-                    engine.end()
+                stop = _steps_within_budgets(engine, idle, limit_s, budgets)
     except _Stopped as exc:
         stop = str(exc)
     except _OutOfTime:

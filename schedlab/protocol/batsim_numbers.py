@@ -7,13 +7,16 @@ floating-point multiply-add per digit), and the result is scaled by a single mul
 division by a power of ten (reader.h `ParseNumber`, internal/strtod.h `StrtodNormalPrecision`,
 `FastPath`). That is not always the nearest double: "26462.444038499998" is read one ulp high.
 Integers are read exactly and converted by `GetDouble()`. This module reproduces that reading
-bit for bit (tests/test_batsim_numbers.py compares it with RapidJSON itself).
+bit for bit, and RapidJSON's writing of a double (`Writer::Double`: Grisu2, not always the shortest
+text), with which Batsim keeps a job's description (tests/test_batsim_numbers.py compares both with
+RapidJSON itself).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import struct
 from typing import Any
 
 _POW10 = [float(f"1e{n}") for n in range(309)]  # RapidJSON's Pow10 table: the literals 1e0 ... 1e308
@@ -156,6 +159,176 @@ def reads_as(value: float) -> float:
     if len(text) <= 16 and "e" not in text:  # at most 15 digits: RapidJSON's fast path is exact
         return value
     return read_double(text)
+
+
+def _power_of_ten(k: int) -> tuple[int, int]:
+    """10^k as a 64-bit significand (top bit set, rounded to nearest) and a binary exponent."""
+    if k < 0:
+        divisor = 10**-k
+        shift = 63 + divisor.bit_length()
+        return ((1 << shift) + divisor // 2) // divisor, -shift
+    n = 10**k
+    shift = n.bit_length() - 64
+    if shift <= 0:
+        return n << -shift, shift
+    return (n + (1 << (shift - 1))) >> shift, shift  # never rounds up to 2^64 for these k
+
+
+# Grisu's cached powers (internal/diyfp.h): 10^-348, 10^-340, ..., 10^340; the test compares them
+# with the header's table
+_CACHED_POWERS = [_power_of_ten(k) for k in range(-348, 341, 8)]
+_MASK64 = (1 << 64) - 1
+_SIGNIFICAND_MASK = (1 << 52) - 1
+_HIDDEN_BIT = 1 << 52
+_INT_POW10 = [10**n for n in range(25)]  # DigitGen's kPow10 (uint32) is the first ten
+_DOUBLE_BITS = struct.Struct("<d")
+_UINT64 = struct.Struct("<Q")
+
+
+def _cached_power(upper_e: int) -> tuple[int, int, int]:
+    """GetCachedPower for the upper boundary's binary exponent: (c_mk's significand, s, K), DigitGen's
+    unit being 2^-s (s = -Mp.e, 34 to 60) and the digits' scale 10^K."""
+    dk = (-61 - upper_e) * 0.30102999566398114 + 347  # a double, as in C++
+    k = int(dk)
+    if dk - k > 0.0:
+        k += 1
+    index = (k >> 3) + 1
+    c_f, c_e = _CACHED_POWERS[index]
+    return c_f, -(upper_e + c_e + 64), 348 - 8 * index
+
+
+_LOWEST_UPPER_E = -1137  # the upper boundary of the least subnormal: 3 << 62, exponent -1075 - 62
+_POWER_BY_EXPONENT = [_cached_power(e) for e in range(_LOWEST_UPPER_E, 961)]
+
+
+def _times(f: int, g: int) -> int:
+    """DiyFp's product's significand: the upper 64 bits of the 128-bit product, rounded half up."""
+    return (f * g + (1 << 63)) >> 64
+
+
+def _grisu_round(digits: str, delta: int, rest: int, ten_kappa: int, wp_w: int) -> str:
+    """GrisuRound: lower the last digit while the text stays in the interval and nears the value
+    (no wrap-around: the tests short-circuit as in C++, and rest stays at most delta)."""
+    steps = 0
+    while rest < wp_w and delta - rest >= ten_kappa and (
+            rest + ten_kappa < wp_w or wp_w - rest > rest + ten_kappa - wp_w):
+        steps += 1
+        rest += ten_kappa
+    return digits[:-1] + chr(ord(digits[-1]) - steps) if steps else digits
+
+
+def _grisu2(bits: int) -> tuple[str, int]:
+    """internal/dtoa.h's Grisu2 of a positive finite double's bits: (digits, K), the value being
+    digits * 10^K."""
+    biased_exponent, f = bits >> 52, bits & _SIGNIFICAND_MASK
+    if biased_exponent:
+        f |= _HIDDEN_BIT
+        e = biased_exponent - 1075
+    else:
+        e = -1074
+    # NormalizedBoundaries: the upper boundary's top bit at 63, the lower one on the same exponent
+    upper = (f << 1) + 1
+    shift = 64 - upper.bit_length()
+    upper <<= shift
+    upper_e = e - 1 - shift
+    if f == _HIDDEN_BIT:
+        lower = ((f << 2) - 1) << (e - 2 - upper_e)
+    else:
+        lower = ((f << 1) - 1) << (e - 1 - upper_e)
+    c_f, s, big_k = _POWER_BY_EXPONENT[upper_e - _LOWEST_UPPER_E]
+    w = _times(f << (64 - f.bit_length()), c_f)  # Normalize() * c_mk, on the same exponent as upper
+    mp = (_times(upper, c_f) - 1) & _MASK64
+    delta = (mp - ((_times(lower, c_f) + 1) & _MASK64)) & _MASK64
+    wp_w = (mp - w) & _MASK64
+    # DigitGen: the digits of Mp * 2^-s (its integer part p1 is 1 to 798,336,123: all its digits are
+    # written, none above 9) up to the first place where what is cut off is at most delta
+    for kappa in range(len(str(mp >> s)) - 1, -1, -1):
+        unit = _INT_POW10[kappa] << s  # below 2^64 (10^kappa <= p1)
+        rest = mp % unit
+        if rest <= delta:
+            return _grisu_round(str(mp // unit), delta, rest, unit, wp_w), big_k + kappa
+    one = 1 << s
+    p2 = mp & (one - 1)
+    places = 0  # -kappa, kappa being unsigned in C++; delta * 10 stays below 2^64 (delta < p2 < 2^60)
+    while True:
+        p2 = p2 * 10 & (one - 1)
+        delta *= 10
+        places += 1
+        if p2 < delta:  # strictly, here
+            scale = _INT_POW10[places] if places < 9 else 0  # sic: kPow10 has no 10^9 and beyond
+            digits = str(mp * _INT_POW10[places] >> s)
+            return _grisu_round(digits, delta, p2, one, wp_w * scale & _MASK64), big_k - places
+
+
+def _prettify(digits: str, k: int) -> str:
+    """Prettify (maxDecimalPlaces 324 never truncates a double's at most 17 digits)."""
+    length = len(digits)
+    kk = length + k  # 10^(kk-1) <= value < 10^kk
+    if 0 <= k and kk <= 21:
+        return digits + "0" * k + ".0"  # 1234e7 -> 12340000000.0
+    if 0 < kk <= 21:
+        return f"{digits[:kk]}.{digits[kk:]}"  # 1234e-2 -> 12.34
+    if -6 < kk <= 0:
+        return "0." + "0" * -kk + digits  # 1234e-6 -> 0.001234
+    if kk < -324:
+        return "0.0"
+    if length == 1:
+        return f"{digits}e{kk - 1}"  # 1e30
+    return f"{digits[0]}.{digits[1:]}e{kk - 1}"  # 1234e30 -> 1.234e33
+
+
+def _repr_if_grisu_agrees(value: float, bits: int) -> str | None:
+    """repr(value) where it is provably Grisu2's text: 1e-4 <= value < 2^53 (a fixed-point repr, both
+    writers' forms), at most 15 significant digits, and that decimal at least 1/128 ulp inside
+    the rounding interval. Then it is the interval's only decimal that short (the interval is
+    narrower than their spacing) and none shorter is in it (repr is shortest and the boundaries
+    have over 15 digits), and Grisu's error, at most 2 units of at least 2^62 (< 1/256 ulp) on
+    each boundary, cannot exclude it: DigitGen stops on it and GrisuRound cannot move it."""
+    text = float.__repr__(value)
+    if "e" in text or value >= 9007199254740992.0:
+        return None
+    digits = text.replace(".", "").lstrip("0")
+    if len(digits) > 15:
+        return None
+    places = len(text) - text.index(".") - 1
+    f = bits & _SIGNIFICAND_MASK | _HIDDEN_BIT  # value = f * 2^e, e < 0 (not an integer)
+    scale = _INT_POW10[places]
+    # (decimal - value) * 10^places * 2^-e, against the half-gaps (a quarter ulp below a power of two)
+    excess = (int(digits) << (1075 - (bits >> 52))) - f * scale
+    if excess >= 0:
+        return text if excess << 7 <= 63 * scale else None
+    return text if -excess << 7 <= (31 if f == _HIDDEN_BIT else 63) * scale else None
+
+
+def write_double(value: float) -> str:
+    """The text RapidJSON 1.1.0's `Writer<StringBuffer>::Double` makes of `value` (internal/dtoa.h:
+    Grisu2, then Prettify), bit for bit. Batsim keeps each job's description as this writer's text
+    of the workload's job object (jobs.cpp) and reads it back to send JOB_SUBMITTED (protocol.cpp),
+    so a workload's double reaches a scheduler through this text, which is not always Python's repr
+    (Grisu2 is not always shortest). NaN and infinities: NumberError (`Double` returns false)."""
+    value = float(value)
+    if value.is_integer() and 0 < abs(value) < 9007199254740992.0:
+        # exact shortcut: the integer is the interval's only text as short as its digits less trailing
+        # zeros, and it lies ~2^-62 from Grisu's scaled value, far inside its narrowed interval
+        return f"{int(value)}.0"
+    bits = _UINT64.unpack(_DOUBLE_BITS.pack(value))[0]
+    sign = "-" if bits >> 63 else ""
+    bits &= _MASK64 >> 1
+    if bits >= 0x7FF0000000000000:
+        raise NumberError(f"{value!r} is not JSON (RapidJSON's Writer refuses it)", repr(value))
+    if not bits:
+        return sign + "0.0"  # -0.0 keeps its sign (RapidJSON issue #289)
+    if bits >= 0x3F1A36E2EB1C432D:  # 1e-4: a short fixed-point repr may be Grisu's text
+        text = _repr_if_grisu_agrees(abs(value), bits)
+        if text is not None:
+            return sign + text
+    return sign + _prettify(*_grisu2(bits))
+
+
+def job_value_as_sent(value: float) -> float:
+    """A job's double (a workload's field) as a scheduler gets it in JOB_SUBMITTED: written by
+    RapidJSON into the job's description, read back, then printed by Batsim with "%6f"."""
+    return float(f"{read_double(write_double(value)):f}")
 
 
 def _read_fraction(text: str) -> float:

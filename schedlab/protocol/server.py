@@ -78,7 +78,6 @@ class DecisionServer:
                 raise SimulationError(f"scheduler asked CALL_ME_LATER at {decision.at_s}, not after now={now}")
         return encode_reply(now, decisions)
 
-
     def _platform_told(self, sent: Platform) -> Platform:
         known = self._known_platform
         if known is None:
