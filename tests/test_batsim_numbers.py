@@ -1,23 +1,30 @@
-"""Numbers as Batsim reads them (schedlab.protocol.batsim_numbers) against RapidJSON itself: a tiny
-reader compiled against the Debian package Batsim is built with (tests/rapidjson/read_numbers.cpp,
-marker `batsim`), value by value on random and adversarial decimal strings; and, without a compiler,
-the values the issue found and the hooks that use the reading."""
+"""Numbers as Batsim reads and writes them (schedlab.protocol.batsim_numbers) against RapidJSON itself:
+a tiny reader and a tiny writer compiled against the Debian package Batsim is built with
+(tests/rapidjson/read_numbers.cpp and write_numbers.cpp, marker `batsim`), value by value on random
+and adversarial decimal strings and doubles; and, without a compiler, the values the issue found,
+known texts of the writer and the hooks that use the reading."""
 
 from __future__ import annotations
 
+import math
 import random
+import re
 import shutil
 import struct
 import subprocess
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from schedlab.protocol.batsim_numbers import NumberError, loads, read_double, reads_as
+from schedlab.protocol import batsim_numbers
+from schedlab.protocol.batsim_numbers import NumberError, job_value_as_sent, loads, read_double, reads_as, write_double
 from schedlab.protocol.messages import parse_reply
 from tests.helpers.data import THOROUGH
 
 READER_SOURCE = Path(__file__).resolve().parent / "rapidjson" / "read_numbers.cpp"
+WRITER_SOURCE = Path(__file__).resolve().parent / "rapidjson" / "write_numbers.cpp"
+RAPIDJSON = Path("/usr/include/rapidjson")
 
 
 def bits(value: float) -> str:
@@ -37,7 +44,7 @@ def test_short_numbers_are_read_as_python_reads_them(text):
     assert bits(read_double(text)) == bits(float(text) if "." in text or "e" in text else float(int(text)))
 
 
-@pytest.mark.parametrize("text", ["1e400", "NaN", "Infinity", "01", "1.", ".5", "+1", "1e", "--1", ""])
+@pytest.mark.parametrize("text", ["1e400", "NaN", "Infinity", "01", "1.", ".5", "+1", "1e", "--1", "", "1\u0663"])
 def test_what_rapidjson_refuses_is_refused(text):
     with pytest.raises(NumberError):
         read_double(text)
@@ -118,16 +125,25 @@ def _adversarial(rng: random.Random, count: int) -> list[str]:
     return texts
 
 
-@pytest.fixture(scope="module")
-def rapidjson_reader(tmp_path_factory) -> Path:
+def _build(tmp_path_factory, source: Path) -> Path:
     compiler = shutil.which("g++") or shutil.which("c++")
     if not compiler:
         pytest.skip("no C++ compiler (scripts/install-batsim.sh installs one)")
-    if not Path("/usr/include/rapidjson/document.h").exists():
+    if not (RAPIDJSON / "document.h").exists():
         pytest.skip("RapidJSON's headers are absent (scripts/install-batsim.sh installs rapidjson-dev)")
-    binary = tmp_path_factory.mktemp("rapidjson") / "read_numbers"
-    subprocess.run([compiler, "-std=c++17", "-O2", "-o", str(binary), str(READER_SOURCE)], check=True)
+    binary = tmp_path_factory.mktemp("rapidjson") / source.stem
+    subprocess.run([compiler, "-std=c++17", "-O2", "-o", str(binary), str(source)], check=True)
     return binary
+
+
+@pytest.fixture(scope="module")
+def rapidjson_reader(tmp_path_factory) -> Path:
+    return _build(tmp_path_factory, READER_SOURCE)
+
+
+@pytest.fixture(scope="module")
+def rapidjson_writer(tmp_path_factory) -> Path:
+    return _build(tmp_path_factory, WRITER_SOURCE)
 
 
 @pytest.mark.batsim
@@ -150,3 +166,107 @@ def test_the_reading_equals_rapidjson_value_for_value(rapidjson_reader):
     correctly_rounded = sum(1 for text, their in zip(texts, theirs, strict=True)
                             if their != "error" and bits(float(text)) != their)
     assert correctly_rounded > len(texts) // 50
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.0, "0.0"), (-0.0, "-0.0"), (1.0, "1.0"), (-2.5, "-2.5"), (0.1, "0.1"), (12345.678, "12345.678"),
+    (1e-5, "0.00001"), (1.5e-6, "0.0000015"), (1e-7, "1e-7"), (5e-324, "5e-324"), (2.0**53, "9007199254740992.0"),
+    (1e20, "100000000000000000000.0"), (1.2345678901234568e20, "123456789012345680000.0"), (1e21, "1e21"),
+    (1.5e21, "1.5e21"), (1e22, "1e22"), (1.7976931348623157e308, "1.7976931348623157e308"),
+    # Grisu2 is not always shortest, nor the nearest of its length
+    (1e23, "9.999999999999999e22"), (0.30000000000000004, "0.30000000000000007"),
+    (924432081.5231045, "924432081.5231046"), (503737319.08263844, "503737319.08263847")])
+def test_known_texts_of_rapidjsons_writer(value, text):
+    assert write_double(value) == text
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_the_writer_refuses_nan_and_infinities(value):
+    with pytest.raises(NumberError):
+        write_double(value)
+
+
+def test_a_jobs_double_as_a_scheduler_sees_it():
+    """Written by RapidJSON into the job's description, read back, printed with 6 decimals: rarely
+    another value than Python's repr read back would give."""
+    value = 503737319.08263844
+    assert read_double(repr(value)) == 503737319.0826384 and read_double(write_double(value)) == 503737319.0826385
+    assert job_value_as_sent(value) == 503737319.082639 != float(f"{read_double(repr(value)):f}")
+    assert job_value_as_sent(5298.000012) == 5298.000012 and job_value_as_sent(-0.0) == 0.0
+
+
+def test_the_writers_constants_are_rapidjsons():
+    """Grisu's cached powers, computed here, are the header's table; DigitGen's integer part is 1 to 9
+    digits for every exponent (the digits are taken from str of it)."""
+    for upper_e, (c_f, s, _k) in enumerate(batsim_numbers._POWER_BY_EXPONENT, batsim_numbers._LOWEST_UPPER_E):
+        assert 34 <= s <= 60, upper_e
+        assert (batsim_numbers._times(1 << 63, c_f) - 1) >> s >= 1
+        assert batsim_numbers._times((1 << 64) - 1, c_f) >> s < 10**9
+    header = RAPIDJSON / "internal" / "diyfp.h"
+    if not header.exists():
+        pytest.skip("RapidJSON's headers are absent")
+    text = header.read_text()
+    table_f = text.split("kCachedPowers_F[] =")[1].split("};")[0]
+    table_e = text.split("kCachedPowers_E[] =")[1].split("};")[0]
+    theirs = list(zip([int(hi + lo, 16) for hi, lo in re.findall(r"0x([0-9a-f]{8}), 0x([0-9a-f]{8})", table_f)],
+                      [int(n) for n in re.findall(r"-?\d+", table_e)], strict=True))
+    assert theirs == batsim_numbers._CACHED_POWERS
+
+
+def _doubles(rng: random.Random, count: int) -> list[float]:
+    """Doubles for the writer: random bit patterns (every exponent, subnormals, NaN, infinities),
+    random times (17 digits), short decimals (the exact shortcut), doubles beside powers of ten and
+    halfway decimals, integers (near 2^53 too), around 1e21 where Prettify turns to exponents."""
+    values = [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 2.225073858507201e-308, 1.7976931348623157e308,
+              1e21, 1e22, 1e23, 0.30000000000000004, math.nan, math.inf, -math.inf]
+    for k in range(-323, 309):
+        power = float(f"1e{k}")
+        values += [power, math.nextafter(power, 0.0), math.nextafter(power, math.inf)]
+    values += [2.0**k for k in range(-1074, 1024, 3)] + [2.0**53 + i for i in range(-40, 41)]
+    while len(values) < count:
+        kind = rng.randrange(6)
+        if kind == 0:
+            value = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+        elif kind == 1:  # a time's repr: up to 17 digits
+            value = rng.uniform(0, 10 ** rng.randint(0, 9))
+        elif kind == 2:  # a short decimal
+            value = round(rng.uniform(0, 10 ** rng.randint(-4, 15)), rng.randint(0, 10))
+        elif kind == 3:  # beside a halfway decimal
+            halfway = float(f"{rng.randint(1, 10 ** rng.randint(1, 16))}5e{rng.randint(-30, 20)}")
+            value = math.nextafter(halfway, rng.choice([0.0, math.inf]))
+        elif kind == 4:  # an integer
+            value = float(rng.randint(1, 2 ** rng.randint(1, 64)))
+        else:  # where Prettify turns to exponents, and the powers of two's closer lower boundary
+            value = rng.choice([rng.uniform(1e19, 1e23), rng.uniform(1e-8, 1e-5), 2.0 ** rng.randint(-1074, 1023)])
+        values.append(-value if rng.random() < 0.2 else value)
+    return values
+
+
+@pytest.mark.batsim
+def test_the_writing_equals_rapidjson_value_for_value(rapidjson_writer, rapidjson_reader):
+    values = _doubles(random.Random(43), 200_000 if THOROUGH else 20_000)
+    done = subprocess.run([str(rapidjson_writer)], input="".join(bits(value) + "\n" for value in values),
+                          capture_output=True, text=True, check=True)
+    theirs = done.stdout.split()
+    assert len(theirs) == len(values)
+    differ = []
+    for value, their in zip(values, theirs, strict=True):
+        try:
+            ours = write_double(value)
+        except NumberError:
+            ours = "error"
+        if ours != their:
+            differ.append((value, ours, their))
+    assert not differ, f"{len(differ)} of {len(values)} differ, first: {differ[:5]}"
+    # the comparison has teeth: RapidJSON's text often is another decimal than repr's (Grisu2 is not
+    # always shortest, nor the nearest of its length), sometimes a longer one
+    texts = [(value, their) for value, their in zip(values, theirs, strict=True) if their != "error"]
+    other = [(value, their) for value, their in texts if Decimal(their) != Decimal(repr(value))]
+    longer = [(value, their) for value, their in other
+              if len(Decimal(their).as_tuple().digits) > len(Decimal(repr(value)).as_tuple().digits)]
+    assert len(other) > len(values) // 20 and longer
+    assert all(float(their) == value for value, their in texts)  # yet they round-trip (correctly rounded)
+    # and Batsim reads them back as read_double does
+    done = subprocess.run([str(rapidjson_reader)], input="".join(their + "\n" for _value, their in texts),
+                          capture_output=True, text=True, check=True)
+    assert [bits(read_double(their)) for _value, their in texts] == done.stdout.split()

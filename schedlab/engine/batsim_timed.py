@@ -22,7 +22,7 @@ from schedlab.engine.ledger import JobLedger, JobRecord
 from schedlab.errors import SimulationError
 from schedlab.host import Event, SchedulerDriver
 from schedlab.model import CallMeLater, Decision, Deferred, Execute, Job, JobState, Kill, Platform, Reject, SetMetadata
-from schedlab.protocol.batsim_numbers import reads_as
+from schedlab.protocol.batsim_numbers import job_value_as_sent, reads_as
 from schedlab.workload import Workload
 
 #: an actor's body: yields requests to the kernel (sleep, spawn, send, receive) and gets their results
@@ -37,19 +37,14 @@ def slowest_message_s(routes: MessageRoutes) -> float:
     return max(route.latency_s + 1.0 / route.rate_bytes_per_s for route in (routes.master, *routes.resources))
 
 
-def _as_printed(value: float) -> float:
-    return float(f"{reads_as(value):f}")
-
-
 def as_sent(job: Job) -> Job:
     """The scheduler's copy of a job as JOB_SUBMITTED tells it: Batsim keeps the job's description as
     the text RapidJSON's writer makes of the workload's values, reads it again, and writes every
-    double of a message with "%f" (protocol.hpp's Writer). Python's shortest repr stands for the
-    writer's Grisu2 here (they differ only where Grisu2 is not shortest)."""
+    double of a message with "%f" (protocol.hpp's Writer): batsim_numbers.job_value_as_sent."""
     floats = [key for key, value in job.extra.items() if type(value) is float]
-    extra = {**job.extra, **{key: _as_printed(job.extra[key]) for key in floats}} if floats else job.extra
-    walltime = None if job.walltime_s is None else _as_printed(job.walltime_s)
-    return Job(job.id, _as_printed(job.submit_time_s), job.res, walltime, job.profile, extra)
+    extra = {**job.extra, **{key: job_value_as_sent(job.extra[key]) for key in floats}} if floats else job.extra
+    walltime = None if job.walltime_s is None else job_value_as_sent(job.walltime_s)
+    return Job(job.id, job_value_as_sent(job.submit_time_s), job.res, walltime, job.profile, extra)
 
 
 def batsim_now(clock: float) -> float:

@@ -26,7 +26,7 @@ _UINT64_LIMIT = 0x1999999999999999  # 2^64 - 1 // 10
 _INT64_LIMIT = 0x0CCCCCCCCCCCCCCC  # 2^63 // 10
 _FAST_PATH_LIMIT = (1 << 53) - 1
 _DBL_MAX_TENTH = 1.7976931348623157e307
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?\Z")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?\Z", re.ASCII)
 
 
 class NumberError(ValueError):
@@ -53,6 +53,19 @@ def _scale(d: float, p: int) -> float:
     return _fast_path(d, p)
 
 
+def _integer_digits(text: str, pos: int, i: int, limit: int, top: str) -> tuple[int, int, int, bool]:
+    """One of reader.h's integer loops: digits into `i` while one more cannot overflow (`limit` is
+    the bound over ten, `top` its last digit); (i, position, digits added, whether it overflowed)."""
+    added = 0
+    while pos < len(text) and text[pos].isdigit():
+        if i >= limit and (i != limit or text[pos] > top):
+            return i, pos, added, True
+        i = i * 10 + ord(text[pos]) - 48
+        pos += 1
+        added += 1
+    return i, pos, added, False
+
+
 def read_double(text: str) -> float:
     """The double Batsim gets from the JSON number `text` (a JSON number literal, nothing else)."""
     if not _JSON_NUMBER.match(text):
@@ -65,29 +78,17 @@ def read_double(text: str) -> float:
     i = ord(text[pos]) - 48
     pos += 1
     significant = 0
-    use64 = use_double = False
+    use_double = False
     d = 0.0
+    top = "8" if minus else "5"  # the last digit of 2^31 (2^63) or of 2^32 - 1 (2^64 - 1)
     if i != 0:
-        limit = _INT32_LIMIT if minus else _UINT32_LIMIT
-        top = "8" if minus else "5"
-        while pos < n and text[pos].isdigit():
-            if i >= limit and (i != limit or text[pos] > top):
-                use64 = True
-                break
-            i = i * 10 + ord(text[pos]) - 48
-            pos += 1
-            significant += 1
-    if use64:
-        limit = _INT64_LIMIT if minus else _UINT64_LIMIT
-        top = "8" if minus else "5"
-        while pos < n and text[pos].isdigit():
-            if i >= limit and (i != limit or text[pos] > top):
+        i, pos, added, use64 = _integer_digits(text, pos, i, _INT32_LIMIT if minus else _UINT32_LIMIT, top)
+        significant += added
+        if use64:
+            i, pos, added, use_double = _integer_digits(text, pos, i, _INT64_LIMIT if minus else _UINT64_LIMIT, top)
+            significant += added
+            if use_double:
                 d = float(i)
-                use_double = True
-                break
-            i = i * 10 + ord(text[pos]) - 48
-            pos += 1
-            significant += 1
     if use_double:
         while pos < n and text[pos].isdigit():
             if d >= _DBL_MAX_TENTH:
@@ -231,10 +232,8 @@ def _grisu2(bits: int) -> tuple[str, int]:
     shift = 64 - upper.bit_length()
     upper <<= shift
     upper_e = e - 1 - shift
-    if f == _HIDDEN_BIT:
-        lower = ((f << 2) - 1) << (e - 2 - upper_e)
-    else:
-        lower = ((f << 1) - 1) << (e - 1 - upper_e)
+    closer = 2 if f == _HIDDEN_BIT else 1  # below a power of two, the lower boundary is twice closer
+    lower = ((f << closer) - 1) << (e - closer - upper_e)
     c_f, s, big_k = _POWER_BY_EXPONENT[upper_e - _LOWEST_UPPER_E]
     w = _times(f << (64 - f.bit_length()), c_f)  # Normalize() * c_mk, on the same exponent as upper
     mp = (_times(upper, c_f) - 1) & _MASK64
@@ -264,7 +263,7 @@ def _prettify(digits: str, k: int) -> str:
     """Prettify (maxDecimalPlaces 324 never truncates a double's at most 17 digits)."""
     length = len(digits)
     kk = length + k  # 10^(kk-1) <= value < 10^kk
-    if 0 <= k and kk <= 21:
+    if k >= 0 and kk <= 21:
         return digits + "0" * k + ".0"  # 1234e7 -> 12340000000.0
     if 0 < kk <= 21:
         return f"{digits[:kk]}.{digits[kk:]}"  # 1234e-2 -> 12.34
