@@ -5,8 +5,8 @@ Side by side in one run, alternating, best of N rounds each:
   whose times are Python's shortest repr of arbitrary doubles (up to 17 digits): `json.loads` (the
   former reading) against `batsim_numbers.loads(strict=False)` (now);
 - a `--timing batsim` run of easy-pp (power correction, user-last2) on 2,000 overloaded jobs, whose
-  call times and `now` are read back through `reads_as`, against the same run with `reads_as` as
-  the identity (the former behaviour).
+  call times and `now` are read back through `reads_as` and whose jobs reach the scheduler through
+  `as_sent`, against the same run with both as the identity (the former behaviour).
 
     .venv/bin/python benchmarks/bench_numbers.py [--rounds N]
 """
@@ -49,16 +49,16 @@ def timed_run(platform: Path, workload, identity: bool) -> None:
     from schedlab.platform import load_platform
     from schedlab.schedulers.base import create_scheduler
 
-    saved = timed.reads_as
+    saved = timed.reads_as, timed.as_sent
     if identity:
-        timed.reads_as = lambda value: value
+        timed.reads_as, timed.as_sent = (lambda value: value), (lambda job: job.view())
     try:
         engine = timed.BatsimTimedEngine(load_platform(platform), workload,
                                          create_scheduler("easy-pp", {"correction": "power"}),
                                          routes=message_routes(platform))
         engine.run()
     finally:
-        timed.reads_as = saved
+        timed.reads_as, timed.as_sent = saved
 
 
 def main() -> None:

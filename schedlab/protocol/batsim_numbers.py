@@ -327,7 +327,9 @@ def write_double(value: float) -> str:
 def job_value_as_sent(value: float) -> float:
     """A job's double (a workload's field) as a scheduler gets it in JOB_SUBMITTED: written by
     RapidJSON into the job's description, read back, then printed by Batsim with "%6f"."""
-    return float(f"{read_double(write_double(value)):f}")
+    if value.is_integer() and abs(value) < 2.0**53:  # written "N.0", read exactly, printed exactly
+        return value
+    return float(f"{_read_fraction(write_double(value)):f}")
 
 
 def _read_fraction(text: str) -> float:
