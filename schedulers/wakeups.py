@@ -11,12 +11,14 @@ slower than the platform's slowest, reach the server at the instant a request is
 
 The message time comes from the platform when the host knows it (`Platform.message_time_s`: the
 engine under `--timing batsim` from the platform file's routes, `schedlab serve --platform FILE`, 0
-in the ideal engine). Otherwise (`serve` without `--platform`, pybatsim) it is bounded from what the
-scheduler observes: Batsim sends the next request only after the server has received every
-decision of the reply and its SCHED_READY, so a reply of n messages sent at `now` followed by a
-request at `next_now` proves one message takes at most `(next_now - now + 1e-6) / (n + 1)` (the
-1e-6 covers Batsim printing times with 6 decimals). The least of those bounds is used; it is loose
-until a busy moment has been seen, which only makes calls later, never refused.
+in the ideal engine; the engine tells the processes it hosts too). Otherwise (`serve` under real
+Batsim without `--platform`, pybatsim) it is bounded from what the scheduler observes: Batsim sends
+the next request only after the server has received every decision of the reply and its
+SCHED_READY, so a reply of n messages sent at `now` followed by a request at `next_now` proves one
+of the master's messages to itself takes at most `(next_now - now + 1e-6) / (n + 1)` (the 1e-6
+covers Batsim printing times with 6 decimals). The least of those bounds is used; it is loose until
+a busy moment has been seen, which only makes calls later. It says nothing of the compute hosts'
+messages: where they are much slower than the master's own, give `serve --platform`.
 """
 
 from __future__ import annotations
