@@ -8,6 +8,7 @@ DRAGONFLY cluster makes as many hosts as its topology has leaves, from the first
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -89,10 +90,7 @@ def topology_host_count(topology: str, parameters: list[list[int]]) -> int:
         factors = parameters[1]
     else:
         factors = [parameters[0][0], parameters[1][0], parameters[2][0], parameters[3][0]]
-    count = 1
-    for factor in factors:
-        count *= factor
-    return count
+    return math.prod(factors)
 
 
 def _expand_radical(radical: str, path: str, line: int | None) -> list[int]:

@@ -198,7 +198,7 @@ def test_a_jobs_double_as_a_scheduler_sees_it():
 def test_the_writers_constants_are_rapidjsons():
     """Grisu's cached powers, computed here, are the header's table; DigitGen's integer part is 1 to 9
     digits for every exponent (the digits are taken from str of it)."""
-    for upper_e, (c_f, s, _k) in enumerate(batsim_numbers._POWER_BY_EXPONENT, batsim_numbers._LOWEST_UPPER_E):
+    for upper_e, (c_f, s, _k) in enumerate(batsim_numbers._power_table(), batsim_numbers._LOWEST_UPPER_E):
         assert 34 <= s <= 60, upper_e
         assert (batsim_numbers._times(1 << 63, c_f) - 1) >> s >= 1
         assert batsim_numbers._times((1 << 64) - 1, c_f) >> s < 10**9

@@ -39,10 +39,12 @@ def _numbers(element: ET.Element) -> list[int]:
     return numbers
 
 
-def _new_link(builder: Builder, link: Link, element: ET.Element) -> Link:
-    """A link the parser creates itself: its name must be free (SimGrid refuses two links of one name)."""
+def new_link(builder: Builder, link: Link, element: ET.Element, *, line: int | None = None) -> Link:
+    """A link the parser creates itself (a cluster's, a cabinet's, a peer's), declared by `element`:
+    its name must be free. `line`: the line to blame, when not the enclosing element's."""
     if link.name in builder.links:
-        raise Unmodelled(f"two links named {link.name!r}")
+        raise Unmodelled(f"two links named {link.name!r} (SimGrid 3.32 aborts: 'declared several times in the "
+                         "platform')", line)
     builder.links[link.name] = link
     builder.link_lines[link.name] = builder.line(element)
     return link
@@ -109,7 +111,7 @@ def populate_cluster_zone(builder: Builder, zone: Zone, parts: ClusterParts) -> 
     backbone: list[Link] = []
     if parts.backbone is not None:
         element = parts.backbone
-        backbone = [_new_link(builder, Link(element.get("id", ""), bandwidth(element.get("bandwidth", "")),
+        backbone = [new_link(builder, Link(element.get("id", ""), bandwidth(element.get("bandwidth", "")),
                                             latency(element.get("latency", ""))), element)]
     for element in parts.host_links:
         host, where = element.get("id", ""), f"host_link {element.get('id', '')!r}"
@@ -138,6 +140,6 @@ def populate_cluster_zone(builder: Builder, zone: Zone, parts: ClusterParts) -> 
                 raise
             builder.host_roles[host] = None  # a <cabinet> has no props
             builder.host_lines[host] = builder.line(element)
-            up = _new_link(builder, Link(f"link_{host}_UP", bw, lat), element)
-            down = _new_link(builder, Link(f"link_{host}_DOWN", bw, lat), element)
+            up = new_link(builder, Link(f"link_{host}_UP", bw, lat), element)
+            down = new_link(builder, Link(f"link_{host}_DOWN", bw, lat), element)
             zone.up[host], zone.down[host] = [up, *backbone], [*backbone, down]

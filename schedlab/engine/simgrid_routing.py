@@ -55,7 +55,7 @@ class Routing:
         src_ancestor, dst_ancestor = path_src[-1], path_dst[-1]
         common = src_ancestor if src_ancestor is dst_ancestor else father
         assert common is not None
-        if common.bypass and self._bypass(common, src, dst, links, total):
+        if common.bypass and self._bypass(common, src, dst, path_src, path_dst, links, total):
             return
         if src_ancestor is dst_ancestor:
             links.extend(self._local(src_ancestor, src, dst, total).links)
@@ -71,10 +71,12 @@ class Routing:
         if between.gw_dst != dst:
             self._global(between.gw_dst, dst, links, total)
 
-    def _bypass(self, common: Zone, src: str, dst: str, links: list[Link], total: list[float]) -> bool:
+    def _bypass(self, common: Zone, src: str, dst: str, path_src: list[Zone], path_dst: list[Zone],
+                links: list[Link], total: list[float]) -> bool:
         """NetZoneImpl::get_bypass_route, in the common ancestor: a bypass between `src` and `dst`
-        when both are its own netpoints; else the first bypass between zones on their ways up (pairs
-        tried by growing depth), completed by routes to its gateways. Its latency comes in route order."""
+        when both are its own netpoints; else the first bypass between zones on their ways up
+        (`path_src`, `path_dst`: their zone chains as `_global` trimmed them; pairs tried by growing
+        depth), completed by routes to its gateways. Its latency comes in route order."""
         owner = self.zones.owner
         if owner[src] is common and owner[dst] is common:
             found = common.bypass.get((src, dst))
@@ -82,10 +84,6 @@ class Routing:
                 return False
             key = (src, dst)
         else:
-            path_src, path_dst = self._chain(src), self._chain(dst)
-            while len(path_src) > 1 and len(path_dst) > 1 and path_src[-1] is path_dst[-1]:
-                path_src.pop()
-                path_dst.pop()
             pairs = []  # (depth on src's side, on dst's): (0, d), (d, 0), (1, d), (d, 1), ..., (d, d)
             for depth in range(max(len(path_src), len(path_dst))):
                 for shallower in range(depth):

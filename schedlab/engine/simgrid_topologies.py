@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from schedlab.engine.simgrid_clusters import Builder
+from schedlab.engine.simgrid_clusters import Builder, new_link
 from schedlab.engine.simgrid_links import Link, Unmodelled, Zone, bandwidth, latency
 from schedlab.platform import radical_numbers, topology_host_count, topology_parameters
 
@@ -46,12 +46,7 @@ class _Links:
         self.latency_s = latency(element.get("lat", "0"))
 
     def new(self, link: Link) -> Link:
-        if link.name in self.builder.links:
-            raise Unmodelled(f"two links named {link.name!r} (SimGrid 3.32 aborts: 'declared several times in the "
-                             "platform')", self.builder.line(self.element))
-        self.builder.links[link.name] = link
-        self.builder.link_lines[link.name] = self.builder.line(self.element)
-        return link
+        return new_link(self.builder, link, self.element, line=self.builder.line(self.element))
 
     def pair(self, name: str, count: int = 1) -> tuple[Link, Link]:
         """A cable of the cluster (`count` of them in one): NAME_UP and NAME_DOWN, or one shared link."""

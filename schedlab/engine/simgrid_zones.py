@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from xml.parsers import expat
 
-from schedlab.engine.simgrid_clusters import ClusterParts, flat_cluster, populate_cluster_zone
+from schedlab.engine.simgrid_clusters import ClusterParts, flat_cluster, new_link, populate_cluster_zone
 from schedlab.engine.simgrid_links import LOOPBACK, Link, Unmodelled, Zone, ZoneRoute, bandwidth, latency
 from schedlab.engine.simgrid_profiles import ProfileError, constant_value, find_file
 from schedlab.engine.simgrid_topologies import topology_cluster
@@ -150,7 +150,7 @@ class Zones:
             raise Unmodelled(f"<{tag}> outside a routing=\"Cluster\" zone: SimGrid keeps it for the next such zone "
                              "it seals, or drops it; not modelled by --timing batsim")
         elif tag in ("prop", "config"):
-            pass  # SimGrid reads host_links in Cluster zones only
+            pass  # a zone's props change no route; <config> is checked before (batsim_network)
         else:
             raise Unmodelled(f"<{tag}> is not modelled by --timing batsim")
 
@@ -202,10 +202,7 @@ class Zones:
         up = Link(f"link_{name}_UP", bandwidth(element.get("bw_out", "")), 0.0)
         down = Link(f"link_{name}_DOWN", bandwidth(element.get("bw_in", "")), 0.0)
         for link in (up, down):
-            if link.name in self.links:
-                raise Unmodelled(f"peer {name!r}: two links named {link.name!r}")
-            self.links[link.name] = link
-            self.link_lines[link.name] = self.line(element)
+            new_link(self, link, element)
         self.add_point(name, zone)
         zone.peers.add(name)
         zone.coordinates[name] = self._coordinates(element)

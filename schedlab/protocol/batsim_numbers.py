@@ -14,6 +14,7 @@ RapidJSON itself).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import struct
@@ -199,7 +200,12 @@ def _cached_power(upper_e: int) -> tuple[int, int, int]:
 
 
 _LOWEST_UPPER_E = -1137  # the upper boundary of the least subnormal: 3 << 62, exponent -1075 - 62
-_POWER_BY_EXPONENT = [_cached_power(e) for e in range(_LOWEST_UPPER_E, 961)]
+
+
+@functools.cache
+def _power_table() -> list[tuple[int, int, int]]:
+    """_cached_power of every upper-boundary exponent, made on the first write (not at start-up)."""
+    return [_cached_power(e) for e in range(_LOWEST_UPPER_E, 961)]
 
 
 def _times(f: int, g: int) -> int:
@@ -234,7 +240,7 @@ def _grisu2(bits: int) -> tuple[str, int]:
     upper_e = e - 1 - shift
     closer = 2 if f == _HIDDEN_BIT else 1  # below a power of two, the lower boundary is twice closer
     lower = ((f << closer) - 1) << (e - closer - upper_e)
-    c_f, s, big_k = _POWER_BY_EXPONENT[upper_e - _LOWEST_UPPER_E]
+    c_f, s, big_k = _power_table()[upper_e - _LOWEST_UPPER_E]
     w = _times(f << (64 - f.bit_length()), c_f)  # Normalize() * c_mk, on the same exponent as upper
     mp = (_times(upper, c_f) - 1) & _MASK64
     delta = (mp - ((_times(lower, c_f) + 1) & _MASK64)) & _MASK64
