@@ -151,11 +151,9 @@ def _guard_timed(scheduler: Any, idle: list[int], limit_s: float, budgets: Budge
     decide = scheduler.decide
 
     def guarded(now: float) -> list[Any]:
-        if idle[0] >= budgets.idle_decisions:
-            raise _Stopped(f"decide was called {idle[0]:,} times in a row without starting or rejecting a job")
-        if now > limit_s:
-            raise _Stopped(f"the simulated clock passed {limit_s:g} s: the last submission, ten times every run time "
-                           "end to end, and a day")
+        stop = _progress_stop(now > limit_s, idle, limit_s, budgets)
+        if stop is not None:
+            raise _Stopped(stop)
         decisions = decide(now)
         for decision in decisions:
             if type(decision) is CallMeLater and decision.at_s - now < master_message_s:
@@ -169,15 +167,23 @@ def _guard_timed(scheduler: Any, idle: list[int], limit_s: float, budgets: Budge
     scheduler.decide = guarded
 
 
+def _progress_stop(late: bool, idle: list[int], limit_s: float, budgets: Budgets) -> str | None:
+    """Why a run makes no progress (`late`: its clock passed `limit_s` with jobs left), or None."""
+    if late:
+        return (f"the simulated clock passed {limit_s:g} s: the last submission, ten times every run time end to "
+                "end, and a day")
+    if idle[0] >= budgets.idle_decisions:
+        return f"decide was called {idle[0]:,} times in a row without starting or rejecting a job"
+    return None
+
+
 def _steps_within_budgets(engine: Engine, idle: list[int], limit_s: float, budgets: Budgets) -> str | None:
     """The ideal engine's run, step by step: why a budget stopped it, or None once it ended."""
     started, memory0 = time.monotonic(), _rss_mb()
     while engine.step():
-        if engine.now > limit_s and len(engine.finished) < len(engine.workload.jobs):
-            return (f"the simulated clock passed {limit_s:g} s: the last submission, ten times every run time end "
-                    "to end, and a day")
-        if idle[0] >= budgets.idle_decisions:
-            return f"decide was called {idle[0]:,} times in a row without starting or rejecting a job"
+        late = engine.now > limit_s and len(engine.finished) < len(engine.workload.jobs)
+        if (stop := _progress_stop(late, idle, limit_s, budgets)) is not None:
+            return stop
         if engine.nb_steps % 256 == 0 and _rss_mb() - memory0 > budgets.memory_mb:
             return f"its memory grew by more than {budgets.memory_mb:g} MB"
         if engine.nb_steps % 256 == 0 and time.monotonic() - started > budgets.wall_s:
