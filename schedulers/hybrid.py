@@ -15,6 +15,12 @@ at least 5 completed jobs) every job is unpredictable. At each decision (submiss
    reservation (tried in queue order, or shortest request first with `step2_order=sjbf`). So a
    backfilled job never delays a planned job or the head's reservation.
 
+With `share_mode=soft` (ours; the study leaves the share's enforcement open, its section 8), a
+third step lends the cores still idle after both steps to waiting predictable jobs, in online-SVF
+order, each started only if it fits now for its requested time around every reservation (as a
+backfilled job: it delays no planned job and no head) and counted outside the share. The default
+`strict` keeps planned jobs within floor(alpha m) cores even when the rest idles.
+
 A predictable job larger than floor(alpha m) is run by step 2. Once a job is the unpredictable head,
 its reservation is made from the running jobs alone before step 1 at every later decision
 (`protect_head`, default; EASY's rule), so planned jobs go around it instead of pushing it back. A
@@ -72,6 +78,8 @@ class Hybrid(PlanBased):
         "protect_head": "an unpredictable head keeps its reservation against planned jobs (EASY's rule)",
         "step2_order": "the order step 2 tries backfilling candidates in: queue order, or shortest requested "
                        "time first (as the study's FCFS-BF1 baseline)",
+        "share_mode": "strict: planned jobs never use more than floor(alpha m) cores; soft (ours): cores idle "
+                      "after both steps are lent to waiting predictable jobs, backfilled with their requested times",
         "train_last": "each retrain learns from the last N completed jobs only (0: all of them, the study's rule; "
                       "a bound keeps retrains' cost flat on long traces)",
         "seed": "the seed of the reliability model's fits and of perturbed:A's coin"}
@@ -82,7 +90,8 @@ class Hybrid(PlanBased):
     def __init__(self, *, alpha0: float = 0.6, threshold: float = 0.6, retrain: float = 86400.0,
                  alpha_rule: Literal["ema", "paper", "fixed"] = "ema",
                  reliability: Literal["gbt-hist", "gbt", "gbt-xgb", "dt"] = "gbt-hist", protect_head: bool = True,
-                 step2_order: Literal["fcfs", "sjbf"] = "fcfs", train_last: int = 0, **runtime: Any) -> None:
+                 step2_order: Literal["fcfs", "sjbf"] = "fcfs", train_last: int = 0,
+                 share_mode: Literal["strict", "soft"] = "strict", **runtime: Any) -> None:
         super().__init__(queue_order="fcfs", **runtime)
         if not ALPHA_MIN <= alpha0 <= ALPHA_MAX:
             raise ValueError(f"alpha0 must be in [{ALPHA_MIN}, {ALPHA_MAX}], got {alpha0}")
@@ -92,7 +101,7 @@ class Hybrid(PlanBased):
             raise ValueError(f"retrain must be a positive number of seconds, got {retrain}")
         if train_last < 0 or 0 < train_last < self.MIN_TRAINING_ROWS:
             raise ValueError(f"train_last must be 0 (all) or at least {self.MIN_TRAINING_ROWS} jobs, got {train_last}")
-        self.step2_order, self.train_last = step2_order, int(train_last)
+        self.step2_order, self.train_last, self.share_mode = step2_order, int(train_last), share_mode
         self.alpha0, self.threshold, self.retrain = float(alpha0), float(threshold), float(retrain)
         self.alpha_rule, self.reliability, self.protect_head = alpha_rule, reliability, protect_head
         self._head: tuple[str, float] | None = None  # the unpredictable head and its reservation
@@ -114,6 +123,7 @@ class Hybrid(PlanBased):
         self.predictable: dict[str, bool] = {}
         self._planned: set[str] = set()  # running jobs started by step 1 (they count in the share)
         self.nb_started_by_plan = 0  # jobs started by step 1, as predictable (summary.json says it)
+        self.nb_lent = 0  # predictable jobs started on lent idle cores (share_mode=soft)
         self.retrain_times_s: list[float] = []
         #: completed jobs the model had learned from after each retrain (0: no model yet)
         self.training_rows: list[int] = []
@@ -125,7 +135,8 @@ class Hybrid(PlanBased):
         """What summary.json keeps of the run: how many jobs were planned as predictable (step 1)."""
         return {"nb_jobs_classified_predictable": sum(self.predictable.values()),
                 "nb_jobs_planned_as_predictable": self.nb_started_by_plan, "nb_jobs_classified": len(self.predictable),
-                "nb_retrains_with_a_model": sum(rows > 0 for rows in self.training_rows)}
+                "nb_retrains_with_a_model": sum(rows > 0 for rows in self.training_rows),
+                **({"nb_jobs_started_on_lent_cores": self.nb_lent} if self.share_mode == "soft" else {})}
 
     def run_notes(self) -> list[str]:
         """A line when no job was planned as predictable: the schedule is then EASY's, and why."""
@@ -278,9 +289,29 @@ class Hybrid(PlanBased):
         self._planned.update(by_plan)
         self.nb_started_by_plan += len(by_plan)
         self._backfill(profile, candidates, now, decisions)
+        if self.share_mode == "soft":
+            self._lend(profile, planned, now, decisions[started_before:], decisions)
         started = {d.job_id for d in decisions[started_before:] if isinstance(d, Execute)}
         if started:
             self._queue = [e for e in self._queue if e.job.id not in started]
+
+    def _lend(self, profile: AvailabilityProfile, planned: list[Entry], now: float, made: list[Decision],
+              decisions: list[Decision]) -> None:
+        """Step 3 (share_mode=soft): idle cores lent to the predictable jobs still waiting, in
+        online-SVF order, each for its requested time where it fits now around every reservation."""
+        started = {d.job_id for d in made if isinstance(d, Execute)}
+        requested = self.requested_of_s
+        for entry in planned:
+            if profile.free[0] == 0:
+                break
+            job = entry.job
+            if job.id in started or job.res > profile.free[0]:
+                continue
+            duration_s = requested[job.id]
+            if profile.fits_now(job.res, duration_s):
+                profile.reserve(now, now + duration_s, job.res)
+                self._start(job, now, decisions, duration_s)
+                self.nb_lent += 1
 
     def _backfill(self, profile: AvailabilityProfile, candidates: list[Entry], now: float,
                   decisions: list[Decision]) -> None:

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Regenerate a study's table of record from the code that ships: run its campaign (or factory) into
+# Regenerate a study's table of record from the code that ships, with the pinned libraries
+# (constraints/reproduce.txt, installed into .venv first): run its campaign (or factory) into
 # out/reproductions/NAME, write its report and experiments/STUDY/RESULTS-NAME.md (headed by the
-# commands and commit that made it), then docs/reproductions.md from every results directory there.
+# commands and commit that made it) and its evidence, experiments/STUDY/evidence/NAME (the small
+# files the table of record is computed from, committed), then docs/reproductions.md from every
+# study's committed evidence (`all` also requires that one commit made them all).
 #   bash scripts/reproduce.sh walltime/coare policies/factory-their-tuples ...   # or: all
+#   bash scripts/reproduce.sh --check-pins  # every pin of constraints/reproduce.txt has a Python 3.12 wheel
 #   bash scripts/reproduce.sh --ci    # what CI recomputes: every study's small variant (`--small 500`:
 #                                     # first window, first 500 jobs) checked against its expected results
 #                                     # (experiments/STUDY-FOLDER/expected/NAME-small.json); --update records
@@ -10,7 +14,20 @@
 # Needs ../shared/data (the traces); WORKERS (default 2) runs in parallel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ALL="policies/factory-their-tuples policies/clairvoyant-authors policies/longterm walltime/coare walltime/coare-7days hybrid/main hybrid/clairvoyance hybrid/sensitivity hybrid/reliability diws/ricc diws/predictors"
+ALL="policies/factory-their-tuples policies/clairvoyant-authors policies/clairvoyant-authors-skip16 policies/longterm walltime/coare walltime/coare-7days walltime/curie walltime/hpc2n walltime/wagap hybrid/main hybrid/clairvoyance hybrid/sensitivity hybrid/alpha0 hybrid/reliability diws/ricc diws/predictors"
+PY=${PYTHON:-python3}
+if [ "${1:-}" = --check-pins ]; then
+  dl=$(mktemp -d); trap 'rm -rf "$dl"' EXIT
+  grep -v '^#' constraints/reproduce.txt > "$dl/pins.txt"
+  for version in 3.11 3.12; do
+    "$PY" -m pip download -q --disable-pip-version-check --python-version "$version" --only-binary=:all: --no-deps \
+      -r "$dl/pins.txt" -d "$dl/$version"
+    echo "reproduce: every pin of constraints/reproduce.txt has a wheel for Python $version"
+  done
+  exit 0
+fi
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints/reproduce.txt -e .
 if [ "${1:-}" = --ci ]; then
   update=(); [ "${2:-}" = --update ] && update=(--update)
   for study in $ALL; do
@@ -33,10 +50,12 @@ for study in "${studies[@]}"; do
   rm -rf "$out"  # from scratch: every run made by this commit
   .venv/bin/schedlab experiment run "experiments/$study.toml" -o "$out" --workers "${WORKERS:-2}"
   .venv/bin/schedlab report "$out" -o "$out/report" --results-file "experiments/$folder/RESULTS-$name.md"
+  .venv/bin/schedlab evidence "$out" -o "experiments/$folder/evidence/$name"
 done
 dirs=()
 for study in $ALL; do
-  out="out/reproductions/$(dirname "$study")-$(basename "$study")"
-  [ -d "$out" ] && dirs+=("$out")
+  evidence="experiments/$(dirname "$study")/evidence/$(basename "$study")"
+  [ -d "$evidence" ] && dirs+=("$evidence")
 done
-.venv/bin/schedlab reproductions "${dirs[@]}" -o docs/reproductions.md
+one=(); [ "${studies[*]}" = "$ALL" ] && one=(--one-commit)
+.venv/bin/schedlab reproductions "${dirs[@]}" -o docs/reproductions.md ${one[@]+"${one[@]}"}

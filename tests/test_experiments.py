@@ -512,6 +512,20 @@ def test_a_warm_up_share_is_left_out_of_the_metrics(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["warmup"] == {"share": 0.1, "nb_jobs_left_out": skipped}
     assert summary["metrics"]["nb_jobs"] == len(outcomes)  # the whole run stays recorded
+    assert set(summary["versions"]) == {"python", "numpy", "pandas", "scikit-learn", "xgboost"}  # what made it
+    # or a number of jobs (a tester's rule): 5 here, and not both
+    counted = campaign_file(tmp_path, jobs=60, name="counted.toml")
+    counted.write_text(counted.read_text().replace("seeds = [1, 2]", "seeds = [1, 2]\nwarmup_jobs = 5"))
+    assert main(["experiment", "run", str(counted), "-o", str(tmp_path / "c"), "--workers", "1"]) == 0
+    first = pd.read_parquet(tmp_path / "c" / "results.parquet").iloc[0]
+    run_dir = tmp_path / "c" / "runs" / first["run_id"]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    outcomes = list(read_jobs_csv(run_dir / "jobs.csv"))
+    assert summary["warmup"] == {"share": 0.0, "jobs": 5, "nb_jobs_left_out": 5}
+    assert first["nb_jobs"] == len(outcomes) - 5
+    both = counted.read_text().replace("warmup_jobs = 5", "warmup_jobs = 5\nwarmup_share = 0.1")
+    counted.write_text(both)
+    assert main(["experiment", "plan", str(counted)]) == 2
 
 
 def test_the_warm_up_leaves_out_the_same_jobs_whatever_order_they_ended_in(tmp_path):

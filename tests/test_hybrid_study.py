@@ -47,13 +47,18 @@ def test_the_reliability_study_runs_and_reports_beside_the_paper(tmp_path, capsy
 
     name, table = study_table(out)
     assert name == "r" and table["paper"].tolist() == ["0.78 / 0.66 / 0.50"]
-    assert table["cause"].iloc[0] in ("none", "unknown")  # no cause given: none when the order holds
-    caused = STUDY.replace("[workload]", 'cause = "data: a test"\nevidence = "here"\n\n[workload]')
+    # no cause given: none when the order holds and every r is within x1.2 of the paper's, else unknown
+    sizes_agree = table["same size?"].iloc[0] == "yes"
+    assert table["cause"].iloc[0] == ("none" if sizes_agree and table["same sign?"].iloc[0] == "yes" else "unknown")
+    cited = '{{ kind = "data", cited = "a test", note = "n" }}'  # braces doubled: STUDY is a format string
+    caused = STUDY.replace("[workload]", f'cause = {cited}\nevidence = "here"\n\n[workload]')
     path.write_text(caused.format(workload=workload_file(tmp_path, n=300)))
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "caused")]) == 0
     _, table = study_table(tmp_path / "caused")
-    assert table[["cause", "evidence"]].iloc[0].tolist() == ["data: a test", "here"]
-    path.write_text(caused.replace("data: a test", "because").format(workload=workload_file(tmp_path, n=300)))
+    agrees = table["same size?"].iloc[0] == "yes" and table["same sign?"].iloc[0] == "yes"
+    assert table["cause"].iloc[0] == ("none" if agrees else "data; cited: a test; note: n")
+    assert table["evidence"].iloc[0] == "here"
+    path.write_text(caused.replace(cited, '"data: because"').format(workload=workload_file(tmp_path, n=300)))
     one_line_error(capsys, ["experiment", "run", str(path), "-o", str(tmp_path / "o")], "field 'cause'")
 
 

@@ -65,8 +65,9 @@ def test_factory_runs_once_fits_and_reports_beside_the_paper(tmp_path, capsys):
     assert "reused" in capsys.readouterr().out and scores[0].stat().st_mtime_ns == before
     assert main(["report", str(out), "-o", str(out / "report")]) == 0
     text = (out / "report" / "report.md").read_text()
-    assert "| VIF max: Lin / Qdr | 1.3 / 9.6 |" in text and "sign of the q coefficient: Lin, Qdr | +, \u2212" in text
-    assert "MAE of Lin | 4.50·10⁻³" in text and (out / "report" / "factory.png").stat().st_size > 10_000
+    assert "| VIF max: Lin / Qdr | paper | 1.3 / 9.6 |"
+    assert "sign of the q coefficient: Lin, Qdr | paper | +, \u2212" in text
+    assert "MAE of Lin | paper | 4.50·10⁻³" in text and (out / "report" / "factory.png").stat().st_size > 10_000
     # another seed is another factory: its results replace these only when told to
     (tmp_path / "f.toml").write_text(FACTORY.format(extra="").replace("seed = 3", "seed = 4"))
     fitted = (out / "fitted.toml").read_bytes()
@@ -247,7 +248,11 @@ def test_claims_table_counts_groups():
     table = claims_table(ties, [{"row": "FCFS above SAF", "paper": "yes", "check": "above", "policies": ["fcfs"],
                                  "than": ["saf"], "metric": "mean_bounded_slowdown"}])
     assert table["same sign?"].tolist() == ["-", "-", "-"]
-    assert table["cause"].tolist()[:2] == [NOTHING_WAITS, "unknown"]
+    idle, even = table["cause"].tolist()[:2]
+    assert idle == f"data (measured by `schedlab reproductions`): {NOTHING_WAITS['note']}" and even == "unknown"
+    measured = claims_table(ties, [{"row": "FCFS above SAF", "paper": "yes", "check": "above", "policies": ["fcfs"],
+                                    "than": ["saf"], "metric": "mean_bounded_slowdown"}], measured=True)
+    assert measured["cause"].iloc[0] == {**NOTHING_WAITS, "schedulers": ["list"], "path": None, "line": None}
     missing = group({"fcfs": 1.0}).assign(workload="idle", platform="p", scheduler="list", complete=True,
                                           repetition=math.nan, instance="idle")
     table = claims_table(missing, [{"row": "FCFS above SAF", "paper": "yes", "check": "above", "policies": ["fcfs"],
@@ -365,7 +370,7 @@ def test_the_table_of_record_takes_factories_with_and_without_published_figures(
     record = tmp_path / "r.md"
     assert main(["reproductions", str(tmp_path / "f"), str(tmp_path / "g"), "-o", str(record)]) == 0
     text = record.read_text()
-    assert "## f" in text and "| MAE of Lin | f | 4.50·10⁻³ |" in text
+    assert "## f" in text and "| MAE of Lin | f | paper | 4.50·10⁻³ |" in text
     assert "## g" in text and "No published figure to compare." in text
     (tmp_path / "running").mkdir()  # a study still running (or never run): said, and nothing written
     assert main(["reproductions", str(tmp_path / "f"), str(tmp_path / "running"), "-o", str(tmp_path / "r2.md")]) == 2

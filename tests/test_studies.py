@@ -72,8 +72,11 @@ def test_a_predictor_study_runs_once_and_reports_beside_the_paper(tmp_path, caps
     # the table of record: the published R² and MAE per table and model, then the paper's finding
     assert main(["reproductions", str(tmp_path / "out"), "-o", str(tmp_path / "rep.md")]) == 0
     record = (tmp_path / "rep.md").read_text()
-    assert "| Tab. 3: random: dt R² | s | 0.72 |" in record and "| Tab. 5: time: dt MAE (min) | s |" in record
-    assert "finding: DT R², random / time split (time split lower) | s | 0.72 / 0.62 |" in record
+    assert "| Tab. 3: random: dt R² | s | paper | 0.72 |" in record
+    assert "| Tab. 5: time: dt MAE (min) | s | paper |" in record
+    assert "finding: DT R², random / time split (time split lower) | s | paper | 0.72 / 0.62 |" in record
+    # ours differs beyond x2 in size (R² 0.998 vs 0.72 is within it; MAE 0.08 vs 23.5 min is not)
+    assert "| Tab. 3: random: dt MAE (min) | s | paper | 23.51 | 0.08 | - | no (x0.0033) | unknown |" in record
     assert "walltime R²" not in record  # nothing published for the baseline
     one_line_error(capsys, ["report", str(tmp_path / "out"), "-o", str(tmp_path / "r2"), "--gantt", "x"],
                    "holds no campaign's runs")
@@ -98,7 +101,8 @@ def test_a_predictor_study_checks_its_file_first(tmp_path, capsys):
     one_line_error(capsys, ["experiment", "plan", str(study), "-o", str(tmp_path / "o")], "workload[0].convert")
     text = study_file(tmp_path).read_text()
     study.write_text(text.replace("test_share = 0.3\n", 'test_share = 0.3\ncause = "because"\n'))
-    one_line_error(capsys, ["experiment", "plan", str(study), "-o", str(tmp_path / "o")], "expected a cause")
+    one_line_error(capsys, ["experiment", "plan", str(study), "-o", str(tmp_path / "o")],
+                   "a cause is measured or cited, not typed")
 
 
 def test_a_study_on_run_times_that_do_not_vary_reports_no_r2(tmp_path, capsys):
@@ -198,8 +202,9 @@ def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
     paper = tmp_path / "paper.toml"
     paper.write_text('[[scheduling]]\nrow = "mean wait"\nsetup = "A"\nmetric = "mean_waiting_time_s"\n'
                      'change_pct = -10.0\n\n[[scheduling]]\nrow = "mean wait, the other way"\nsetup = "A"\n'
-                     'metric = "mean_waiting_time_s"\nchange_pct = 10.0\ncause = "data: a tiny workload"\n'
-                     'evidence = "this test"\n')
+                     'metric = "mean_waiting_time_s"\nchange_pct = 10.0\nevidence = "this test"\n'
+                     'cause = { kind = "data", statistic = "max", metric = "mean_waiting_time_s", schedulers = '
+                     '["easy"], below = 1e9, note = "a tiny workload" }\n')
     extra = ('\n[compare]\nbaseline = "fcfs"\ncandidate = "easy"\npaper = "paper.toml"\n'
              'setups = { A = ["c32"] }\n')
     path = campaign_file(tmp_path, jobs=60, extra=extra)
@@ -231,8 +236,17 @@ def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
     for line in lines:
         other = "the other way" in line
         agrees = falls != other
-        assert line.split(" | ")[4] == ("yes" if agrees else "no"), line
-        assert line.split(" | ")[5] == ("none" if agrees else ("data: a tiny workload" if other else "unknown")), line
+        cells = line.split(" | ")
+        assert cells[5] == ("yes" if agrees else "no"), line
+        size = cells[6]  # ours within x2 of the paper's 10%, or not
+        assert size in ("-", "yes", "no (opposite sign)", "no (ours 0)") or size.startswith("no (x"), line
+        if agrees and size in ("-", "yes"):
+            assert cells[7] == "none", line
+        elif other:  # a measured cause, with its number
+            assert cells[7].startswith("data; measured: max mean_waiting_time_s (") and "(< 1e+09: yes)" in cells[7]
+            assert cells[7].endswith("; note: a tiny workload"), line
+        else:
+            assert cells[7] == "unknown", line
     capsys.readouterr()
     assert main(["reproductions", str(tmp_path), "-o", str(record)]) == 2  # not a results directory
     assert record.read_text() == text  # checked before the file is touched
@@ -252,7 +266,8 @@ def test_the_diws_configs_validate():
 
     need_shared(REPO.parent / "shared" / "data" / "swf" / "RICC-2010-2.swf.gz")
     campaign = load_campaign(REPO / "experiments" / "diws" / "ricc.toml")
-    assert campaign.compare["setups"]["B"] == ["setupB512"] and len(campaign.compare["rows"]) == 10
+    assert campaign.compare["setups"]["B"] == ["setupB512"] and len(campaign.compare["rows"]) == 15
+    assert campaign.compare["setups"]["A"] == ["marconi100"] and campaign.compare["setups"]["A-own"] == ["ricc8192"]
     study = load_study(REPO / "experiments" / "diws" / "predictors.toml")
     assert [t["name"] for t in study["tables"]] == ["random", "random-aug", "time"]
     assert set(study["paper"]["time"]) == {"dt", "rf", "gb", "nn"}
@@ -393,13 +408,22 @@ def test_every_shipped_study_file_validates(path):
     assert loader(path)
 
 
-def test_a_paper_rows_cause_must_say_its_kind(tmp_path):
+def test_a_paper_rows_cause_is_measured_or_cited_never_typed(tmp_path):
     from schedlab.experiments.paper_rows import load_paper_rows
 
     path = tmp_path / "paper.toml"
     path.write_text('[[scheduling]]\nrow = "w"\nsetup = "A"\nmetric = "mean_waiting_time_s"\nchange_pct = -5\n'
-                    'cause = "because"\n')
-    with pytest.raises(InputError, match=r"paper.toml:6: field 'scheduling\[0\].cause': expected a cause starting"):
+                    'cause = "data: a smaller trace"\n')
+    with pytest.raises(InputError, match=r"paper.toml:6: field 'scheduling\[0\].cause': a cause is measured or cited"):
         load_paper_rows(path, {"A": ["c"]}, ["easy"])
-    path.write_text(path.read_text().replace('"because"', '"data: a smaller trace"'))
-    assert load_paper_rows(path, {"A": ["c"]}, ["easy"])[0]["cause"] == "data: a smaller trace"
+    path.write_text(path.read_text().replace('"data: a smaller trace"', '{ kind = "data", note = "smaller" }'))
+    with pytest.raises(InputError, match=r"cause.kind': give exactly one of cited"):
+        load_paper_rows(path, {"A": ["c"]}, ["easy"])
+    path.write_text(path.read_text().replace('note = "smaller"', 'note = "smaller", cited = "the paper, §2"'))
+    cause = load_paper_rows(path, {"A": ["c"]}, ["easy"])[0]["cause"]
+    assert cause["kind"] == "data" and cause["cited"] == "the paper, §2" and cause["line"] == 6
+    path.write_text(path.read_text().replace('cited = "the paper, §2"', 'statistic = "mode"'))
+    with pytest.raises(InputError, match=r"cause.statistic': expected one of median"):
+        load_paper_rows(path, {"A": ["c"]}, ["easy"])
+    path.write_text(path.read_text().replace('{ kind = "data", note = "smaller", statistic = "mode" }', '"unknown"'))
+    assert load_paper_rows(path, {"A": ["c"]}, ["easy"])[0]["cause"]["kind"] == "unknown"

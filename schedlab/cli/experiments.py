@@ -20,7 +20,7 @@ CHECKED_FIELDS = ("complete", "metrics")
 #: The files a campaign or study writes at the top of its results directory, and the folders whose
 #: content it replaces (runs, inputs it makes)
 RESULTS_FILES = ("results.parquet", "made-by.json", "compare.json", "notes.json", "claims.json", "fitted.toml",
-                 "factory.json", "study.json", "reliability.json")
+                 "factory.json", "study.json", "reliability.json", "results.csv", "versions.json")
 RESULTS_DIRS = ("runs", "workloads", "platforms", "scores", "inputs")
 
 
@@ -507,14 +507,23 @@ def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
 
 
 def cmd_reproductions(args: argparse.Namespace) -> int:
-    from schedlab.experiments.reproductions import study_table, write_reproductions
+    from schedlab.experiments.reproductions import write_reproductions
 
     dirs = [Path(d) for d in args.results]
-    for results_dir in dirs:  # every directory readable before the file is touched
-        study_table(results_dir)
     check_output_file(args.output)
-    count = write_reproductions(dirs, Path(args.output))
+    # every directory read and every cause measured before the file is touched
+    count = write_reproductions(dirs, Path(args.output), one_commit=args.one_commit)
     print(f"reproductions: {count} rows of {len(dirs)} studies -> {args.output}")
+    return 0
+
+
+def cmd_evidence(args: argparse.Namespace) -> int:
+    from schedlab.experiments.evidence import write_evidence
+    from schedlab.experiments.reproductions import versions_text
+
+    out = Path(args.output)
+    versions = write_evidence(Path(args.results), out)
+    print(f"evidence of {args.results} -> {out} ({versions_text(versions)})")
     return 0
 
 
@@ -531,6 +540,12 @@ def _results_read(directories: list[str]):
             if (root / folder).is_dir():
                 use.read(f"the results in {directory}", *(p for p in (root / folder).rglob("*") if p.is_file()))
     return use
+
+
+def _evidence_use(args: argparse.Namespace):
+    from schedlab.experiments.evidence import EVIDENCE_FILES
+
+    return _results_read([args.results]).into("the evidence directory (-o)", args.output, EVIDENCE_FILES)
 
 
 def _report_use(args: argparse.Namespace):
@@ -582,7 +597,15 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_report, files=_report_use)
     p = sub.add_parser("reproductions", help="the table of record: every published row of the studies' results "
                                              "directories, ours beside it, with the cause of each difference")
-    p.add_argument("results", nargs="+", help="results directories of campaigns with [compare] or policy factories")
+    p.add_argument("results", nargs="+", help="results directories (or their evidence: `schedlab evidence`) of "
+                                             "campaigns with [compare] or [[claims]], factories and studies")
     p.add_argument("--output", "-o", required=True, help="Markdown file (docs/reproductions.md)")
+    p.add_argument("--one-commit", action="store_true",
+                   help="fail unless every study was made by one commit of the code (scripts/reproduce.sh all)")
     p.set_defaults(func=cmd_reproductions, files=lambda args: _results_read(args.results).write(
         "--output", args.output))
+    p = sub.add_parser("evidence", help="a results directory's small files, to commit beside its study "
+                                        "(experiments/STUDY/evidence/NAME): what `reproductions` measures causes on")
+    p.add_argument("results", help="a results directory (a campaign's, a factory's or a study's)")
+    p.add_argument("--output", "-o", required=True, help="the evidence directory (replaced as a whole)")
+    p.set_defaults(func=cmd_evidence, files=_evidence_use)

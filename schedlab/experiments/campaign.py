@@ -20,7 +20,7 @@ from schedlab.errors import InputError
 from schedlab.experiments.tomlfile import _Locator, _table, file_kind, read_checked  # noqa: F401 (file_kind, read_checked: this module's names too)
 
 TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb",
-            "compare", "warmup_share", "claims"}
+            "compare", "warmup_share", "warmup_jobs", "claims"}
 WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
 WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", "history", "platforms", *WORKLOAD_KINDS}
 HISTORY = "@history"  # a scheduler option value: the instance's history workload
@@ -117,6 +117,7 @@ class Campaign:
     compare: dict[str, Any] | None = None  # experiments.compare: candidate vs baseline beside a paper
     warmup_share: float = 0.0  # metrics leave out this share of the first jobs by submission
     claims: tuple[dict[str, Any], ...] = ()  # experiments.claims: a paper's findings on policies
+    warmup_jobs: int = 0  # or this many first jobs (a tester's rule: the authors' skips 16)
 
 
 def _seeds(value: Any, at: _Locator, section: str | None, index: int) -> tuple[int, ...]:
@@ -330,6 +331,10 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
     warmup = doc.get("warmup_share", 0.0)
     if not isinstance(warmup, int | float) or isinstance(warmup, bool) or not 0 <= warmup < 0.5:
         raise at.error("expected a share in [0, 0.5)", key="warmup_share")
+    warmup_jobs = doc.get("warmup_jobs", 0)
+    if not isinstance(warmup_jobs, int) or isinstance(warmup_jobs, bool) or warmup_jobs < 0 or (
+            warmup_jobs and warmup):
+        raise at.error("expected a number of jobs >= 0 (not with warmup_share)", key="warmup_jobs")
     compare = None
     if "compare" in doc:
         from schedlab.experiments.compare import load_compare
@@ -343,7 +348,7 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
         claims = tuple(load_claims(doc["claims"], at, [s.label for s in schedulers], orders))
     return Campaign(path, str(doc.get("name", path.stem)), seeds, timing,
                     tuple(metrics) if metrics else None, workloads, platforms, schedulers, jitter, repetitions,
-                    compare, float(warmup), claims)
+                    compare, float(warmup), claims, warmup_jobs)
 
 
 def small_variant(campaign: Campaign, nb_jobs: int) -> Campaign:

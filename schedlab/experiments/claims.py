@@ -8,6 +8,7 @@ platform and scheduler label, and printed as `paper figure | ours | same sign?`.
     check = "comparable"                   # comparable | closer-to | among-lowest | above
     policies = ["lin:lublin256", "saf"]    # queue_order values of this campaign
     scheduler = "list"                     # a scheduler label (default: each label)
+    workload = "typeless"                  # one workload (default: each workload)
     factor = 1.5                           # comparable: the medians within this factor
 
 Checks (m(x): the median of policy x in one group):
@@ -28,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 CLAIM_KEYS = {"row", "paper", "check", "policies", "than", "to", "scheduler", "rank", "factor", "metric", "cause",
-              "evidence"}
+              "evidence", "headline", "workload"}
 CHECKS = ("comparable", "closer-to", "among-lowest", "above")
 
 
@@ -44,9 +45,11 @@ def load_claims(raw: Any, at: Any, labels: list[str], policies: set[str]) -> lis
         for key in ("row", "paper"):
             if not isinstance(claim.get(key), str):
                 raise at.error("expected a text", "claims", index, key)
-        for key in ("cause", "evidence"):  # why ours differs, where it was measured (reproductions.py)
-            if key in claim and not isinstance(claim[key], str):
-                raise at.error("expected a text", "claims", index, key)
+        if "evidence" in claim and not isinstance(claim["evidence"], str):  # where else to look
+            raise at.error("expected a text", "claims", index, "evidence")
+        from schedlab.experiments.causes import load_cause
+
+        claim["cause"] = load_cause(claim.get("cause"), at, "claims", index)  # measured by reproductions.py
         if claim.get("check") not in CHECKS:
             raise at.error(f"expected one of {', '.join(CHECKS)}", "claims", index, "check")
         for key in ("policies", "than"):
@@ -66,6 +69,8 @@ def load_claims(raw: Any, at: Any, labels: list[str], policies: set[str]) -> lis
             raise at.error(f"{claim['check']} needs `than`", "claims", index, "than")
         if claim["check"] == "closer-to" and claim.get("to") is None:
             raise at.error("closer-to needs `to`", "claims", index, "to")
+        if "workload" in claim and not isinstance(claim["workload"], str):
+            raise at.error("expected a workload name of this campaign", "claims", index, "workload")
         if "scheduler" in claim and claim["scheduler"] not in labels:
             raise at.error(f"expected a scheduler label of this campaign ({', '.join(labels)})", "claims", index,
                            "scheduler")
@@ -137,9 +142,25 @@ def evaluate(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, bool | Non
     return f"{name(x)} {median_text(m[x])} vs {others}", holds
 
 
+def distance(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, float] | None:
+    """(ours in words, how far ours is from the claim) for a `comparable` claim: how far the ratio
+    of the medians is outside the factor, on a log scale (0 inside); None for the other checks."""
+    if claim["check"] != "comparable":
+        return None
+    a, b = claim["policies"]
+    ma, mb = _median(part, claim["metric"], a), _median(part, claim["metric"], b)
+    if math.isnan(ma) or math.isnan(mb) or ma <= 0 or mb <= 0:
+        return None
+    ratio = ma / mb
+    return (f"{policy_name(a)} / {policy_name(b)} x{ratio:.2f} ({claim['metric']})",
+            max(0.0, abs(math.log(ratio)) - math.log(claim["factor"])))
+
+
 #: the cause of a group where no policy can differ: next to nothing waits (1 is a slowdown's floor)
-NOTHING_WAITS = ("data: next to nothing queues in these windows (every median is within 1% of 1, a slowdown's "
-                 "floor), so no policy can differ")
+NOTHING_WAITS = {"kind": "data", "statistic": "median", "by": "queue_order", "metric": "mean_bounded_slowdown",
+                 "below": 1.01,
+                 "note": "next to nothing queues in these windows (every median within 1% of 1, a slowdown's "
+                         "floor), so no policy can differ"}
 
 
 def _no_wait_tie(claim: dict[str, Any], part: pd.DataFrame) -> bool:
@@ -150,17 +171,37 @@ def _no_wait_tie(claim: dict[str, Any], part: pd.DataFrame) -> bool:
         bool((medians < 1.01).all())
 
 
-def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
+def complete_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["complete"] & frame["repetition"].isna()]
+
+
+def recompute(frame: pd.DataFrame, claim: dict[str, Any], workload: str, platform: str, label: str,
+              arm: dict[str, Any]) -> tuple[str, float] | None:
+    """The ablation of a claim: the same check on another arm (policies, metric, workload, platform,
+    scheduler label as `schedulers = [label]`) of `frame` (this study's, or another's)."""
+    changed: dict[str, Any] = {**claim, **{k: arm[k] for k in ("policies", "metric") if k in arm}}
+    where = arm.get("workload", workload), arm.get("platform", platform), (arm.get("schedulers") or [label])[0]
+    data = complete_runs(frame)
+    part = data[(data["workload"] == where[0]) & (data["platform"] == where[1]) & (data["scheduler"] == where[2])]
+    if part.empty or changed["metric"] not in part or "opt_queue_order" not in part:
+        return None
+    return distance(changed, part)
+
+
+def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]], *, measured: bool = False) -> pd.DataFrame:
     """One line per claim and group (workload, platform, scheduler label), and a count per claim
-    when it has several groups."""
-    data = frame[frame["complete"] & frame["repetition"].isna()]
+    when it has several groups. A report shows each cause as stated; `measured=True` keeps the
+    cause tables and what `reproductions` needs to measure them (columns starting with `_`)."""
+    from schedlab.experiments.causes import stated
+    data = complete_runs(frame)
     if "opt_queue_order" not in data:
         return pd.DataFrame()
     lines = []
     several_platforms = bool(data.groupby("workload")["platform"].nunique().max() > 1)
     for claim in claims:
         labels = [claim["scheduler"]] if "scheduler" in claim else sorted(data["scheduler"].unique())
-        groups = [(w, p, s) for w in data["workload"].unique() for p in data["platform"].unique() for s in labels]
+        workloads = [claim["workload"]] if "workload" in claim else data["workload"].unique()
+        groups = [(w, p, s) for w in workloads for p in data["platform"].unique() for s in labels]
         results = []
         for workload, platform, label in groups:
             part = data[(data["workload"] == workload) & (data["platform"] == platform) & (data["scheduler"] == label)]
@@ -169,16 +210,28 @@ def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFr
             ours, holds = evaluate(claim, part)
             results.append(holds)
             where = f"{workload}, {label}" + (f", {platform}" if several_platforms else "")
-            cause = NOTHING_WAITS if holds is None and _no_wait_tie(claim, part) else claim.get("cause", "unknown")
+            cause = claim.get("cause") or {"kind": "unknown", "note": ""}
+            if holds is None and _no_wait_tie(claim, part):
+                cause = dict(NOTHING_WAITS, schedulers=[label], metric=claim["metric"], path=cause.get("path"),
+                             line=cause.get("line"))
+            found = distance(claim, part)
             lines.append({"row": f"{claim['row']} ({where}; n = {part['instance'].nunique()})",
                           "paper figure": claim["paper"], "ours": ours,
                           "same sign?": "-" if holds is None else ("yes" if holds else "no"),
-                          "cause": cause, "evidence": claim.get("evidence", "")})
+                          "cause": cause, "evidence": claim.get("evidence", ""), "_workload": workload,
+                          "_platform": platform, "_distance": None if found is None else found[1],
+                          "_claim": claim, "_label": label, "_headline": bool(claim.get("headline", False))})
         if len(results) > 1:
             known = [r for r in results if r is not None]
             lines.append({"row": f"{claim['row']}: all groups", "paper figure": claim["paper"],
                           "ours": f"holds in {sum(known)} of {len(known)}",
                           "same sign?": "-" if not known else ("yes" if all(known) else
                                                                ("mostly" if sum(known) * 2 > len(known) else "no")),
-                          "cause": claim.get("cause", "unknown"), "evidence": claim.get("evidence", "")})
-    return pd.DataFrame(lines)
+                          "cause": claim.get("cause") or {"kind": "unknown", "note": ""},
+                          "evidence": claim.get("evidence", ""), "_workload": None, "_platform": None,
+                          "_distance": None, "_claim": claim, "_label": None, "_headline": False})
+    table = pd.DataFrame(lines)
+    if measured or table.empty:
+        return table
+    table["cause"] = table["cause"].map(stated)
+    return table.drop(columns=[c for c in table.columns if c.startswith("_")])

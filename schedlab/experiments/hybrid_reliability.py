@@ -33,9 +33,11 @@ import numpy as np
 import pandas as pd
 
 from schedlab import __version__
+from schedlab.experiments.evidence import library_versions
 from schedlab.paths import atomic_path, write_text_atomic
 
-KEYS = {"kind", "name", "description", "models", "retrain_s", "seed", "paper", "workload", "cause", "evidence"}
+KEYS = {"kind", "name", "description", "models", "retrain_s", "seed", "paper", "workload", "cause", "evidence",
+        "size_factor"}
 
 
 def load_reliability_study(path: str | Path) -> dict[str, Any]:
@@ -57,16 +59,19 @@ def load_reliability_study(path: str | Path) -> dict[str, Any]:
     paper = doc.get("paper", {})
     if not isinstance(paper, dict) or any(not isinstance(v, int | float) for v in paper.values()):
         raise at.error("expected { model = r, ... }", key="paper")
-    from schedlab.experiments.paper_rows import CAUSES
+    from schedlab.experiments.causes import load_cause
 
-    cause, evidence = doc.get("cause", "unknown"), doc.get("evidence", "")
-    if not isinstance(cause, str) or not cause.startswith(CAUSES):
-        raise at.error(f"expected a cause starting with {', '.join(CAUSES)}", key="cause")
+    cause, evidence = load_cause(doc.get("cause"), at, None, 0), doc.get("evidence", "")
+    size_factor = doc.get("size_factor", 1.2)
+    if not isinstance(size_factor, int | float) or isinstance(size_factor, bool) or not size_factor > 1:
+        raise at.error("expected a number > 1 (each r within this factor of the paper's has its size)",
+                       key="size_factor")
     if not isinstance(evidence, str):
         raise at.error("expected a string (where the cause was measured)", key="evidence")
     return {"kind": "hybrid-reliability", "name": str(doc.get("name", path.stem)), "models": models,
             "retrain_s": float(retrain), "seed": seed, "paper": {str(k): float(v) for k, v in paper.items()},
-            "cause": cause, "evidence": evidence, **load_workload_table(doc, at, path)}
+            "cause": cause, "evidence": evidence, "size_factor": float(size_factor),
+            **load_workload_table(doc, at, path)}
 
 
 def replay_rows(workload, predictor: str = "online-nag") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
@@ -148,13 +153,16 @@ def run_reliability_study(study: dict[str, Any], out: Path, progress: Callable[[
     with atomic_path(out / "results.parquet") as temporary:
         frame.to_parquet(temporary)
     write_text_atomic(out / "reliability.json", json.dumps({
-        **study, "nb_jobs": len(submit), "schedlab_version": __version__,
+        **study, "nb_jobs": len(submit), "schedlab_version": __version__, "versions": library_versions(),
         "mean_accuracy_of_predictions": float(actual.mean())}, indent=1) + "\n")
     return frame
 
 
 def paper_row(frame: pd.DataFrame, study: dict[str, Any]) -> pd.DataFrame:
-    """`paper figure | ours | same sign?`: same sign = every r positive and the paper's order kept."""
+    """`paper figure | ours | same sign? | same size?`: same sign = every r positive and the paper's
+    order kept; same size = every r within the study's factor of the paper's (default 1.2)."""
+    from schedlab.experiments.causes import size_verdict
+
     models = [m for m in frame["model"] if m in study["paper"]]
     ours = {row.model: row.pearson_r for row in frame.itertuples()}
     if not models:
@@ -162,10 +170,13 @@ def paper_row(frame: pd.DataFrame, study: dict[str, Any]) -> pd.DataFrame:
     paper_order = sorted(models, key=lambda m: -study["paper"][m])
     our_order = sorted(models, key=lambda m: -ours[m])
     same = all(ours[m] > 0 for m in models) and paper_order == our_order
+    factor = study.get("size_factor", 1.2)
+    sizes = [size_verdict(float(ours[m]), float(study["paper"][m]), factor) for m in models]
     return pd.DataFrame([{"row": f"correlation {' / '.join(m.upper() for m in models)} ({study['name']})",
                           "paper figure": " / ".join(f"{study['paper'][m]:.2f}" for m in models),
                           "ours": " / ".join(f"{ours[m]:.2f}" for m in models),
-                          "same sign?": "yes" if same else "no"}])
+                          "same sign?": "yes" if same else "no",
+                          "same size?": "yes" if all(v == "yes" for v in sizes) else " / ".join(sizes)}])
 
 
 def sections(results_dir: Path) -> list[tuple[str, str, Any]]:

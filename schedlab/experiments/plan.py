@@ -57,6 +57,7 @@ class Run:
     metrics: tuple[str, ...] | None
     history_path: str | None = None  # what an option given as "@history" stands for
     warmup_share: float = 0.0  # metrics leave out this share of the first jobs by submission
+    warmup_jobs: int = 0  # or this many of them
     files: dict[str, str] | None = None  # options naming a file: the absolute FILE#NAME the scheduler gets
 
     @property
@@ -292,6 +293,8 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
                             identity["code"] = codes[scheduler.name]
                         if campaign.warmup_share:  # only then: other runs keep their ids
                             identity["warmup_share"] = campaign.warmup_share
+                        if campaign.warmup_jobs:
+                            identity["warmup_jobs"] = campaign.warmup_jobs
                         runs.append(Run(
                             id=canonical_hash(identity)[:16], campaign=campaign.name, workload=spec.name,
                             window=instance.window, instance=instance_name, workload_path=instance.path,
@@ -299,7 +302,8 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
                             platform_sha256=platform.sha256, scheduler=scheduler.label, scheduler_name=scheduler.name,
                             options=options, seed=seed, jitter_s=jitter, repetition=repetition,
                             timing=campaign.timing, metrics=campaign.metrics, history_path=instance.history_path,
-                            warmup_share=campaign.warmup_share, files=scheduler.files(options)))
+                            warmup_share=campaign.warmup_share, warmup_jobs=campaign.warmup_jobs,
+                            files=scheduler.files(options)))
     seen: dict[str, Run] = {}
     keys: set[str] = set()
     for run in runs:

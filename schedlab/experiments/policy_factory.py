@@ -39,11 +39,13 @@ from typing import Any
 import pandas as pd
 
 from schedlab import __version__
+from schedlab.experiments.causes import size_verdict
+from schedlab.experiments.evidence import library_versions
 from schedlab.paths import write_text_atomic
 
 FACTORY_KEYS = {"kind", "name", "description", "trace", "tuples", "trials", "seed", "functions", "processors",
                 "reference_scores", "paper", "shuffles", "tuples_from"}
-PAPER_KEYS = {"coefficients", "mae", "vif_max"}
+PAPER_KEYS = {"coefficients", "mae", "vif_max", "mae_source", "mae_other", "mae_other_source"}
 
 
 def load_factory(path: str | Path) -> dict[str, Any]:
@@ -84,7 +86,10 @@ def load_factory(path: str | Path) -> dict[str, Any]:
         raise at.error(f"expected a table with {', '.join(sorted(PAPER_KEYS))}", key="paper")
     if "coefficients" in paper and paper["coefficients"] not in WORKLOADS:
         raise at.error(f"expected one of {', '.join(WORKLOADS)}", "paper", 0, "coefficients")
-    for key in ("mae", "vif_max"):
+    for key in ("mae_source", "mae_other_source"):
+        if key in paper and not isinstance(paper[key], str):
+            raise at.error("expected a text (which version of the paper, which table)", "paper", 0, key)
+    for key in ("mae", "vif_max", "mae_other"):
         values = paper.get(key, {})
         if not isinstance(values, dict) or any(k not in FUNCTIONS or not isinstance(v, int | float)
                                                for k, v in values.items()):
@@ -127,7 +132,8 @@ def run_factory(factory: dict[str, Any], out: Path, workers: int = 1,
                                                                 for f in reference],
               "reference_spread": None if reference_scores is None else _spread(
                   reference_scores[3][:first["metadata"]["rows"]] if factory.get("tuples_from") == "reference"
-                  else reference_scores[3])}
+                  else reference_scores[3]),
+              "versions": library_versions()}
     with atomic_write(out / "factory.json") as handle:
         handle.write(json.dumps(result, indent=1) + "\n")
     if progress:
@@ -222,9 +228,11 @@ def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
     columns = [f"ours ({LABELS[arm['shuffle']]})" for arm in arms]
     rows = []
 
-    def add(name: str, theirs: str, ours: list[str], verdicts: list[str], matches: list[bool]) -> None:
-        rows.append({"row": name, "paper figure": theirs, **dict(zip(columns, ours, strict=True)),
-                     "same sign?": _verdicts(verdicts, arms), "cause": _cause(arms, matches)})
+    def add(name: str, theirs: str, ours: list[str], verdicts: list[str], matches: list[bool],
+            source: str = "paper", sizes: list[str] | None = None) -> None:
+        rows.append({"row": name, "source": source, "paper figure": theirs, **dict(zip(columns, ours, strict=True)),
+                     "same sign?": _verdicts(verdicts, arms),
+                     "same size?": "-" if sizes is None else _verdicts(sizes, arms), "cause": _cause(arms, matches)})
 
     def near(ratio: float, within: float = 1.25) -> bool:
         return 1 / within <= ratio <= within
@@ -256,10 +264,15 @@ def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
         if function in paper.get("mae", {}):
             their_mae = float(paper["mae"][function])
             our_mae = [float(fit[function]["mae"]) for fit in fits]
-            add(f"MAE of {function.capitalize()}", f"{their_mae * 1e3:.2f}·10⁻³",
+            other = paper.get("mae_other", {}).get(function)  # the other version of the paper prints another
+            printed = f"{their_mae * 1e3:.2f}·10⁻³" + (
+                f" ({paper.get('mae_source', 'paper')}; {paper.get('mae_other_source', 'other version')}: "
+                f"{float(other) * 1e3:.2f}·10⁻³)" if other is not None else "")
+            add(f"MAE of {function.capitalize()}", printed,
                 [f"{v * 1e3:.2f}·10⁻³" for v in our_mae],
                 [f"ratio {v / their_mae:.2f}" if their_mae else "-" for v in our_mae],
-                [bool(their_mae) and near(v / their_mae) for v in our_mae])
+                [bool(their_mae) and near(v / their_mae) for v in our_mae],
+                sizes=[size_verdict(v, their_mae, 1.25) for v in our_mae])
     spread = result.get("reference_spread")
     if spread and all(arm.get("spread") for arm in arms):
         def text(s: dict[str, float]) -> str:
@@ -267,12 +280,13 @@ def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
 
         add("score spread (the authors' table)", text(spread), [text(arm["spread"]) for arm in arms],
             [f"std ratio {arm['spread']['std'] / spread['std']:.2f}" for arm in arms],
-            [near(arm["spread"]["std"] / spread["std"], 1.1) for arm in arms])
+            [near(arm["spread"]["std"] / spread["std"], 1.1) for arm in arms], source="the authors' data",
+            sizes=[size_verdict(arm["spread"]["std"], spread["std"], 1.1) for arm in arms])
     if all(arm.get("agreement") for arm in arms):
         add("scores vs the authors' table, row by row (their tuples)", "1 (itself)",
             [f"correlation {arm['agreement']['correlation']:.3f}" for arm in arms],
             [f"RMS difference {arm['agreement']['rms_difference']:.1e}" for arm in arms],
-            [arm["agreement"]["correlation"] > 0.9 for arm in arms])
+            [arm["agreement"]["correlation"] > 0.9 for arm in arms], source="the authors' data")
     return pd.DataFrame(rows)
 
 
@@ -282,8 +296,9 @@ def _cause(arms: list[dict[str, Any]], matches: list[bool]) -> str:
     if all(found.values()):
         return "none"
     if found.get("authors") and not found.get("uniform", True):
-        return ("method: the authors' biased shuffle (their code's loop, not the uniform permutations the papers "
-                "describe): ours matches with it")
+        return ("method; measured by ablation (the trial order: the authors' shuffle in place of the uniform one): "
+                "ours matches the paper's with it, not without; note: the authors' code's loop, not the uniform "
+                "permutations the papers describe")
     return "unknown"
 
 

@@ -32,10 +32,12 @@ import pandas as pd
 
 from schedlab import __version__
 from schedlab.errors import InputError
+from schedlab.experiments.evidence import library_versions
 from schedlab.paths import atomic_path
 from schedlab.predictors.evaluate import METRICS, flat_report
 
-STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "paper", "workload", "tables", "cause"}
+STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "paper", "workload", "tables", "cause",
+              "size_factor"}
 TABLE_KEYS = {"name", "title", "split", "features"}
 def load_study(path: str | Path) -> dict[str, Any]:
     """Validate a study file before any work; one line naming the file, line and key otherwise."""
@@ -72,11 +74,14 @@ def load_study(path: str | Path) -> dict[str, Any]:
             raise at.error("this table name is used twice", "tables", index, "name")
     for model in models:
         check_choices("diws", model)
-    from schedlab.experiments.paper_rows import CAUSES
+    from schedlab.experiments.causes import load_cause
+    from schedlab.experiments.paper_rows import DEFAULT_SIZE_FACTOR
 
-    cause = doc.get("cause", "unknown")
-    if not isinstance(cause, str) or not cause.startswith(CAUSES):
-        raise at.error(f"expected a cause starting with {', '.join(CAUSES)}", key="cause")
+    cause = load_cause(doc.get("cause"), at, None, 0)
+    size_factor = doc.get("size_factor", DEFAULT_SIZE_FACTOR)
+    if not isinstance(size_factor, int | float) or isinstance(size_factor, bool) or not size_factor > 1:
+        raise at.error("expected a number > 1 (ours within this factor of the paper's figure has its size)",
+                       key="size_factor")
     paper: dict[str, Any] = {}
     if "paper" in doc:
         paper_path = (path.parent / str(doc["paper"])).resolve()
@@ -86,7 +91,7 @@ def load_study(path: str | Path) -> dict[str, Any]:
     return {"kind": "predictor-study", "name": str(doc.get("name", path.stem)), "models": models, "seed": seed,
             "test_share": float(share), **source,
             "tables": [{"features": "diws", "title": t["name"], **t} for t in tables], "paper": paper,
-            "cause": cause}
+            "cause": cause, "size_factor": float(size_factor)}
 
 
 def load_workload_table(doc: dict[str, Any], at: Any, path: Path) -> dict[str, Any]:
@@ -194,7 +199,8 @@ def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] 
     with atomic_path(out / "results.parquet") as temporary:
         frame.to_parquet(temporary, index=False)
     with atomic_write(out / "study.json") as handle:
-        handle.write(json.dumps({**study, "workload_file": str(workload), "workload_sha256": sha}, indent=1) + "\n")
+        handle.write(json.dumps({**study, "workload_file": str(workload), "workload_sha256": sha,
+                                 "versions": library_versions()}, indent=1) + "\n")
     return frame
 
 
@@ -217,10 +223,15 @@ def table_layout(frame: pd.DataFrame, study: dict[str, Any], table: dict[str, An
 
 def paper_rows(results_dir: Path) -> pd.DataFrame:
     """The table of record's rows: per table and model with published values, R² and MAE, paper vs
-    ours; then the paper's finding (the headline). The study file's `cause` explains them."""
+    ours; then the paper's finding (the headline). The study file's `cause` explains them (measured
+    by `reproductions`)."""
+    from schedlab.experiments.causes import size_verdict
+    from schedlab.experiments.evidence import read_results
+
     study = json.loads((results_dir / "study.json").read_text())
-    frame = pd.read_parquet(results_dir / "results.parquet")
-    cause, evidence = study.get("cause", "unknown"), f"{results_dir.name}/results.parquet"
+    frame = read_results(results_dir)
+    cause, evidence = study.get("cause") or {"kind": "unknown", "note": ""}, f"{results_dir.name}/results.csv"
+    factor = study.get("size_factor", 2.0)
     lines = []
     for table in study["tables"]:
         for model in study["models"]:
@@ -232,14 +243,15 @@ def paper_rows(results_dir: Path) -> pd.DataFrame:
                 value = pd.to_numeric(ours[column], errors="coerce").iloc[0]  # None (constant targets): NaN
                 if published.get(column) is not None and not pd.isna(value):
                     lines.append({"row": f"{table['title']}: {model} {heading}", "paper": f"{published[column]:.2f}",
-                                  "ours": f"{float(value):.2f}", "same sign?": "n/a",
+                                  "ours": f"{float(value):.2f}", "same sign?": "-",
+                                  "same size?": size_verdict(float(value), float(published[column]), factor),
                                   "cause": cause, "evidence": evidence})
     found = headline(frame, study)
     for row in [] if found is None else found.to_dict("records"):
         same = row["same direction (time split lower)?"]
         lines.append({"row": f"finding: {row['row']} (time split lower)", "paper": row["paper"], "ours": row["ours"],
-                      "same sign?": same, "cause": "none" if same == "yes" else cause, "evidence": evidence})
-    return pd.DataFrame(lines, columns=["row", "paper", "ours", "same sign?", "cause", "evidence"])
+                      "same sign?": same, "same size?": "-", "cause": cause, "evidence": evidence})
+    return pd.DataFrame(lines, columns=["row", "paper", "ours", "same sign?", "same size?", "cause", "evidence"])
 
 
 def headline(frame: pd.DataFrame, study: dict[str, Any]) -> pd.DataFrame | None:

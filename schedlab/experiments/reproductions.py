@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from schedlab.errors import InputError
 
-COLUMNS = ["row", "where", "paper", "ours", "same sign?", "cause", "evidence"]
+COLUMNS = ["row", "where", "source", "paper", "ours", "same sign?", "same size?", "cause", "evidence"]
 
 
 def source_commit() -> str:
@@ -47,13 +48,63 @@ def made_by_text(results_dir: Path) -> str:
     return texts[0] + "".join(f"; resumed (finished runs kept) by {text}" for text in texts[1:])
 
 
-def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
-    """(the study's name, its rows in COLUMNS)."""
+def load_frames(results_dirs: list[Path], locations: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
+    """Each campaign's results table by the campaign's name: what causes measure (a study's own
+    runs, or another's, such as the same schedulers with exact run times). `locations` receives
+    each one's directory."""
+    from schedlab.experiments.evidence import read_results
+
+    frames = {}
+    for directory in results_dirs:
+        if (directory / "results.parquet").is_file() or (directory / "results.csv").is_file():
+            frame = read_results(directory)
+            if "campaign" in frame and len(frame):
+                frames[str(frame["campaign"].iloc[0])] = frame
+                if locations is not None:
+                    locations[str(frame["campaign"].iloc[0])] = _display(directory)
+    return frames
+
+
+def _display(directory: Path) -> str:
+    """A directory as the table names it: relative to the working directory when inside it."""
+    try:
+        return str(directory.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(directory)
+
+
+def _agrees(same_sign: str, same_size: str) -> bool:
+    """Agreement needs a check that passes and none that fails: the sign (or finding) and the size."""
+    sign_ok = same_sign in ("yes", "holds")
+    size_ok = same_size == "yes"
+    return (sign_ok or size_ok) and same_sign in ("yes", "holds", "-") and same_size in ("yes", "-")
+
+
+def _evidence(cause: Any, study: str, typed: str, locations: dict[str, str], own: str) -> str:
+    """Where a row was measured: its study's evidence, any other study's its cause measures on, and
+    where else its file says to look."""
+    from schedlab.experiments.causes import studies_named
+
+    others = studies_named(cause) if isinstance(cause, dict) else []
+    places = list(dict.fromkeys([own, *(locations.get(name, name) for name in others)]))
+    return "; ".join(places) + (f"; see also {typed}" if typed else "")
+
+
+def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None,
+                locations: dict[str, str] | None = None) -> tuple[str, pd.DataFrame]:
+    """(the study's name, its rows in COLUMNS), each cause measured on `frames` (every study's
+    results by campaign name; default: this study's only); `locations`: each study's directory, as
+    the evidence column names it."""
+    from schedlab.experiments.causes import final_cause
+    from schedlab.experiments.evidence import has_results, read_results
+
     if not results_dir.is_dir():
         raise InputError("no such directory", path=str(results_dir))
-    if not (results_dir / "factory.json").is_file() and not (results_dir / "results.parquet").is_file():
+    if not has_results(results_dir):
         raise InputError("no results here (not a results directory, or a study that has not finished)",
                          path=str(results_dir))
+    frames = dict(frames or load_frames([results_dir]))
+    locations = locations or {}
     if (results_dir / "factory.json").is_file():
         from schedlab.experiments.policy_factory import paper_rows
 
@@ -63,45 +114,65 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
             return result["factory"]["name"], pd.DataFrame(columns=COLUMNS)
         arms = [c for c in table.columns if c.startswith("ours (")]
         ours = table[arms].apply(lambda r: "; ".join(f"{c[6:-1]}: {r[c]}" for c in arms), axis=1)
-        frame = pd.DataFrame({"row": table["row"], "where": result["factory"]["name"],
+        frame = pd.DataFrame({"row": table["row"], "where": result["factory"]["name"], "source": table["source"],
                               "paper": table["paper figure"], "ours": ours, "same sign?": table["same sign?"],
-                              "cause": table["cause"], "evidence": f"{results_dir.name}/factory.json"})
-        return result["factory"]["name"], frame
+                              "same size?": table["same size?"], "cause": table["cause"],
+                              "evidence": f"{results_dir.name}/factory.json"})
+        return result["factory"]["name"], frame[COLUMNS]
     if (results_dir / "study.json").is_file():  # a predictor study: published model errors
         from schedlab.experiments.predictor_study import paper_rows as predictor_rows
 
-        name = json.loads((results_dir / "study.json").read_text())["name"]
+        study = json.loads((results_dir / "study.json").read_text())
+        name = study["name"]
+        frames.setdefault(name, read_results(results_dir))
         table = predictor_rows(results_dir)
         if table.empty:
             return name, pd.DataFrame(columns=COLUMNS)
-        return name, pd.DataFrame({"where": name, **{c: table[c] for c in table.columns}}, columns=COLUMNS)
+        table["cause"] = [final_cause(c, _agrees(s, z), frames=frames, study=name, context={})
+                          for c, s, z in zip(table["cause"], table["same sign?"], table["same size?"], strict=True)]
+        return name, pd.DataFrame({"where": name, "source": "paper", **{c: table[c] for c in table.columns}},
+                                  columns=COLUMNS)
     if (results_dir / "reliability.json").is_file():  # the hybrid study's reliability models
         from schedlab.experiments.hybrid_reliability import paper_row
 
         study = json.loads((results_dir / "reliability.json").read_text())
-        table = paper_row(pd.read_parquet(results_dir / "results.parquet"), study)
+        results = read_results(results_dir)
+        frames.setdefault(study["name"], results)
+        table = paper_row(results, study)
         if table.empty:
             return study["name"], pd.DataFrame(columns=COLUMNS)
-        same = table["same sign?"].iloc[0]
-        cause = study.get("cause", "unknown")
+        cause = [final_cause(study["cause"], _agrees(s, z), frames=frames, study=study["name"], context={})
+                 for s, z in zip(table["same sign?"], table["same size?"], strict=True)]
         return study["name"], pd.DataFrame({
-            "row": table["row"], "where": Path(study["source"]).name, "paper": table["paper figure"],
-            "ours": table["ours"], "same sign?": table["same sign?"],
-            "cause": "none" if cause == "unknown" and same == "yes" else cause,
-            "evidence": study.get("evidence", "")})
+            "row": table["row"], "where": Path(study["source"]).name, "source": "paper",
+            "paper": table["paper figure"], "ours": table["ours"], "same sign?": table["same sign?"],
+            "same size?": table["same size?"], "cause": cause, "evidence": study.get("evidence", "")})
+    results = read_results(results_dir)
+    name = str(results["campaign"].iloc[0])
+    frames.setdefault(name, results)
     if (results_dir / "claims.json").is_file():
         from schedlab.experiments.claims import claims_table
 
-        results = pd.read_parquet(results_dir / "results.parquet")
-        table = claims_table(results, json.loads((results_dir / "claims.json").read_text()))
+        table = claims_table(results, json.loads((results_dir / "claims.json").read_text()), measured=True)
         if table.empty:
-            return str(results["campaign"].iloc[0]), pd.DataFrame(columns=COLUMNS)
-        cause = [("none" if c == "unknown" and s == "yes" else c)
-                 for c, s in zip(table["cause"], table["same sign?"], strict=True)]
-        frame = pd.DataFrame({"row": table["row"], "where": str(results["campaign"].iloc[0]),
+            return name, pd.DataFrame(columns=COLUMNS)
+        from schedlab.experiments.claims import recompute
+
+        def ablation(line: dict[str, Any]):
+            return lambda arm: recompute(frames[arm.get("study", name)], line["_claim"], line["_workload"],
+                                         line["_platform"], line["_label"], arm)
+
+        cause = [final_cause(line["cause"], _agrees(line["same sign?"], "-"), frames=frames, study=name,
+                             context={"workload": line["_workload"], "platform": line["_platform"]},
+                             ours_distance=_number_or_none(line["_distance"]),
+                             recompute=ablation(line) if line["_label"] else None)
+                 for line in table.to_dict("records")]
+        frame = pd.DataFrame({"row": table["row"], "where": name, "source": "paper",
                               "paper": table["paper figure"], "ours": table["ours"], "same sign?": table["same sign?"],
-                              "cause": cause, "evidence": table["evidence"]})
-        return str(results["campaign"].iloc[0]), frame
+                              "same size?": "-", "cause": cause, "headline": table["_headline"],
+                              "evidence": [_evidence(c, name, e, locations, _display(results_dir))
+                                           for c, e in zip(table["cause"], table["evidence"], strict=True)]})
+        return name, frame
     if not (results_dir / "compare.json").is_file():
         raise InputError("not a factory (factory.json), a predictor or reliability study (study.json, "
                          "reliability.json), nor a campaign with "
@@ -110,38 +181,139 @@ def study_table(results_dir: Path) -> tuple[str, pd.DataFrame]:
     from schedlab.experiments.paper_rows import paper_table
 
     spec = json.loads((results_dir / "compare.json").read_text())
-    results = pd.read_parquet(results_dir / "results.parquet")
-    table = paper_table(results, spec)
+    table = paper_table(results, spec, measured=True)
     if table.empty:
-        return str(results["campaign"].iloc[0]), pd.DataFrame(columns=COLUMNS)
-    same = table["same sign? last / median"].map(lambda v: v.split(" / ")[-1])
-    # a finding that holds agrees with the paper as a same sign does
-    cause = [("none" if c == "unknown" and s in ("yes", "holds") else c)
-             for c, s in zip(table["cause"], same, strict=True)]
-    cause = [f"{c} ({n})" if n and c != "none" else c for c, n in zip(cause, table["note"], strict=True)]
-    frame = pd.DataFrame({"row": table["row"], "where": table["workload"] + " on " + table["platform"],
-                          "paper": table["paper"], "ours": table["ours, median"], "same sign?": same,
-                          "cause": cause, "evidence": table["evidence"]})
-    return str(results["campaign"].iloc[0]), frame
+        return name, pd.DataFrame(columns=COLUMNS)
+    lines = []
+    for line in table.to_dict("records"):
+        same = line["same sign? last / median"].split(" / ")[-1]
+        measured = final_cause(line["cause"], _agrees(same, line["same size?"]), frames=frames, study=name,
+                            context={"workload": line["workload"], "platform": line["platform"]},
+                            ours_distance=_number_or_none(line.get("_distance")),
+                            recompute=_compare_recompute(frames, name, spec, line))
+        note = line["note"]
+        lines.append({"row": line["row"], "where": f"{line['workload']} on {line['platform']}",
+                      "source": line["_row"].get("source", "paper"), "paper": _paper_text(line),
+                      "ours": line["ours, median"] + (f" (note: {note})" if note else ""),
+                      "same sign?": same, "same size?": line["same size?"], "cause": measured,
+                      "evidence": _evidence(line["cause"], name, line["evidence"], locations,
+                                             _display(results_dir)),
+                      "headline": bool(line["_row"].get("headline", False))})
+    return name, pd.DataFrame(lines, columns=[*COLUMNS, "headline"])
 
 
-def write_reproductions(results_dirs: list[Path], path: Path) -> int:
-    """docs/reproductions.md from the results directories; returns the number of rows."""
+def _number_or_none(value: Any) -> float | None:
+    return None if value is None or value != value else float(value)
+
+
+def _paper_text(line: dict[str, Any]) -> str:
+    """The paper's figure compared, and what the paper prints when that differs (say which)."""
+    printed = line["_row"].get("printed")
+    return f"{line['paper']} (printed: {printed})" if printed else line["paper"]
+
+
+def _compare_recompute(frames: dict[str, pd.DataFrame], study: str, spec: dict[str, Any], line: dict[str, Any]):
+    """The ablation of a paper row: the same figure on another arm (schedulers, workload, platform,
+    metric, study)."""
+    from schedlab.experiments.paper_rows import figure_distance
+
+    def recompute(arm: dict[str, Any]) -> tuple[str, float] | None:
+        pair = tuple(arm.get("schedulers") or line.get("_pair") or ())
+        if len(pair) != 2:
+            return None
+        if "candidate" in arm:  # only the row's candidate replaced
+            pair = (pair[0], arm["candidate"])
+        row = {**line["_row"], **({"metric": arm["metric"]} if "metric" in arm else {})}
+        frame = frames[arm.get("study", study)]
+        if arm.get("options"):
+            from schedlab.experiments.causes import runs_of
+
+            frame = runs_of(frame, options=arm["options"])
+        if row["metric"] not in frame:
+            return None
+        return figure_distance(frame, spec, row, pair, arm.get("workload", line["workload"]),
+                               arm.get("platform", line["platform"]))
+
+    return recompute
+
+
+def _commits(results_dir: Path) -> list[str]:
+    path = results_dir / "made-by.json"
+    if not path.is_file():
+        return []
+    return [m["commit"] for m in json.loads(path.read_text()).get("invocations", [])]
+
+
+def _versions(results_dir: Path) -> dict[str, list[str]]:
+    from schedlab.experiments.evidence import read_results, versions_of
+
+    if (results_dir / "versions.json").is_file():
+        return json.loads((results_dir / "versions.json").read_text())
+    if (results_dir / "results.parquet").is_file() or (results_dir / "results.csv").is_file():
+        return versions_of(read_results(results_dir))
+    return {}
+
+
+def versions_text(versions: dict[str, list[str]]) -> str:
+    return ", ".join(f"{name} {' and '.join(v)}" for name, v in sorted(versions.items()) if v) or "not recorded"
+
+
+def summary_lines(name: str, frame: pd.DataFrame) -> list[str]:
+    """What reproduces and what does not, from the rows: the headline row (the first its file marks
+    `headline`, else the first) with paper, ours and cause, and the count of rows per cause kind."""
+    if frame.empty:
+        return [f"- **{name}**: no published figure to compare."]
+    marked = frame.index[frame["headline"].fillna(False).astype(bool)] if "headline" in frame else []
+    headline = frame.index.get_loc(marked[0]) if len(marked) else 0
+    kinds = frame["cause"].map(lambda c: c.split(";")[0].split(" (")[0])
+    counts = kinds.value_counts()
+    agree = int(counts.get("none", 0))
+    differ = ", ".join(f"{int(n)} {kind}" for kind, n in counts.items() if kind != "none")
+    top = frame.iloc[headline]
+    cause = str(top["cause"]).split(";")[0]
+    return [f"- **{name}**: {agree} of {len(frame)} rows agree with the paper (sign and size)"
+            + (f"; the others' causes: {differ}" if differ else "") + ". Headline: " + f"{top['row']}: paper "
+            f"{top['paper']}, ours {top['ours']} ({'agrees' if cause == 'none' else 'cause: ' + cause})."]
+
+
+def write_reproductions(results_dirs: list[Path], path: Path, *, one_commit: bool = False) -> int:
+    """docs/reproductions.md from the results directories (or their committed evidence); returns the
+    number of rows. Every cause is measured first: an unsupported one fails before the file is
+    touched. `one_commit`: fail unless every study was made by one commit of the code."""
     from schedlab.experiments.render import markdown_table
     from schedlab.paths import atomic_write
 
+    locations: dict[str, str] = {}
+    frames = load_frames(results_dirs, locations)
+    tables = [study_table(d, frames, locations) for d in results_dirs]
+    commits = sorted({c for d in results_dirs for c in _commits(d)})
+    if one_commit and len(commits) != 1:
+        raise InputError(f"the studies were made by {len(commits)} commits ({', '.join(commits) or 'none recorded'}),"
+                         " not one: rerun them from scratch (scripts/reproduce.sh all)", path=str(results_dirs[0]))
+    versions: dict[str, set[str]] = {}
+    for directory in results_dirs:
+        for library, values in _versions(directory).items():
+            versions.setdefault(library, set()).update(values)
+    made = (f"every study made by commit {commits[0]}" if len(commits) == 1 else
+            f"studies made by {len(commits)} commits ({', '.join(commits)}): not one" if commits else
+            "commits not recorded")
     parts = ["# Reproductions: the table of record",
              "<!-- written by `schedlab reproductions`: regenerate it, do not edit it -->",
-             "Per study and published row: the paper's figure, ours (the median over windows), whether ours has "
-             "the paper's sign, the measured cause of any difference (data / method / defect fixed / unknown; "
-             "none when they agree) and where it was measured. Each study's results directory and the command "
-             "that made it head its table; the studies' RESULTS files hold the full reports."]
+             f"Made from {made}; library versions: {versions_text({k: sorted(v) for k, v in versions.items()})}.",
+             "Per study and published row: the paper's figure (its source: the paper, or the authors' data), ours "
+             "(the median over windows), whether ours has the paper's sign and its size (within the study's factor), "
+             "and the cause of any difference: data, method or defect fixed, each with the measurement that "
+             "supports it (computed here from the study's committed evidence) or the fact it cites; unknown when "
+             "not known; none when ours agrees. Each study's evidence and the command that made it head its table; "
+             "the studies' RESULTS files hold the full reports.",
+             "## What reproduces and what does not"]
+    parts.append("\n".join(line for (name, frame) in tables for line in summary_lines(name, frame)))
     count = 0
-    for results_dir in results_dirs:
-        name, frame = study_table(results_dir)
+    for results_dir, (name, frame) in zip(results_dirs, tables, strict=True):
         count += len(frame)
-        parts += [f"## {name}", f"Made by {made_by_text(results_dir)}.",
-                  markdown_table(frame) if len(frame) else "No published figure to compare."]
+        parts += [f"## {name}", f"Made by {made_by_text(results_dir)}; library versions: "
+                  f"{versions_text(_versions(results_dir))}.",
+                  markdown_table(frame[COLUMNS]) if len(frame) else "No published figure to compare."]
     with atomic_write(path) as handle:
         handle.write("\n\n".join(parts) + "\n")
     return count

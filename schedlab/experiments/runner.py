@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform as host
 import shutil
 import signal
 import time
@@ -71,9 +70,10 @@ def execute_run(run: Run, runs_dir: str) -> dict[str, Any]:
 
     def amend(summary: dict[str, Any], files: Path) -> dict[str, Any]:
         """The worker's wall time, and the metrics after the warm-up (from the staged jobs.csv)."""
-        more: dict[str, Any] = {"timing": {**summary["timing"], "wall_time_s": time.perf_counter() - t0}}
-        if run.warmup_share:
-            more.update(after_warmup(files, summary, run.warmup_share))
+        more: dict[str, Any] = {"timing": {**summary["timing"], "wall_time_s": time.perf_counter() - t0},
+                                "versions": _versions()}  # what made it (a resumed campaign reuses it)
+        if run.warmup_share or run.warmup_jobs:
+            more.update(after_warmup(files, summary, run.warmup_share, run.warmup_jobs))
         return more
 
     try:
@@ -156,9 +156,9 @@ def check_run_inputs(runs: list[Any]) -> None:
             raise InputError(f"run {run.key!r}: {exc}") from None
 
 
-def after_warmup(run_dir: Path, summary: dict[str, Any], share: float) -> dict[str, Any]:
-    """Metrics without the first `share` of the jobs by submission (a warm-up: the machine starts
-    empty, learning predictors start blind), from the run's jobs.csv."""
+def after_warmup(run_dir: Path, summary: dict[str, Any], share: float, jobs: int = 0) -> dict[str, Any]:
+    """Metrics without the first `share` (or the first `jobs`) of the jobs by submission (a warm-up:
+    the machine starts empty, learning predictors start blind), from the run's jobs.csv."""
     import math
 
     from schedlab.metrics import compute_metrics, read_jobs_csv
@@ -168,10 +168,11 @@ def after_warmup(run_dir: Path, summary: dict[str, Any], share: float) -> dict[s
         return outcome.submit_s, int(name) if name.isdigit() else -1, name
 
     outcomes = sorted(read_jobs_csv(run_dir / "jobs.csv"), key=order)  # the same jobs for every scheduler
-    skipped = math.ceil(share * len(outcomes))
+    skipped = min(jobs, len(outcomes)) if jobs else math.ceil(share * len(outcomes))
     metrics = compute_metrics(outcomes[skipped:], summary["metrics"].get("nb_resources"),
                               summary["metrics"].get("scheduling_time_s"))
-    return {"metrics_after_warmup": metrics, "warmup": {"share": share, "nb_jobs_left_out": skipped}}
+    return {"metrics_after_warmup": metrics,
+            "warmup": {"share": share, **({"jobs": jobs} if jobs else {}), "nb_jobs_left_out": skipped}}
 
 
 def execute_runs(runs: list[Run], runs_dir: str) -> list[dict[str, Any]]:
@@ -226,7 +227,7 @@ def row(run: Run, summary: dict[str, Any]) -> dict[str, Any]:
         "wall_time_s": timing.get("wall_time_s"),
         "workload_path": run.workload_path, "workload_sha256": run.workload_sha256,
         "platform_path": run.platform_path, "platform_sha256": run.platform_sha256,
-        "schedlab_version": summary.get("schedlab_version", __version__), **_versions(),
+        "schedlab_version": summary.get("schedlab_version", __version__), **(summary.get("versions") or _versions()),
     }
 
 
@@ -352,9 +353,7 @@ def write_results(rows: Iterable[dict[str, Any]], path: Path) -> None:
     os.replace(temporary, path)
 
 
-@lru_cache(maxsize=1)
 def _versions() -> dict[str, str]:
-    import numpy
-    import pandas
+    from schedlab.experiments.evidence import library_versions
 
-    return {"python": host.python_version(), "numpy": numpy.__version__, "pandas": pandas.__version__}
+    return library_versions()
