@@ -58,4 +58,5 @@ for study in $ALL; do
   [ -d "$evidence" ] && dirs+=("$evidence")
 done
 one=(); [ "${studies[*]}" = "$ALL" ] && one=(--one-commit)
-.venv/bin/schedlab reproductions "${dirs[@]}" -o docs/reproductions.md ${one[@]+"${one[@]}"}
+.venv/bin/schedlab reproductions "${dirs[@]}" -o docs/reproductions.md --not-attempted experiments/not-attempted.toml \
+  ${one[@]+"${one[@]}"}

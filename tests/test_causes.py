@@ -141,7 +141,7 @@ def test_same_sign_is_not_enough_the_size_must_agree_too(tmp_path):
         assert (cells[6], cells[7]) == (size, cause), cells
 
 
-def test_a_cited_cause_and_the_evidence_committed_in_place_of_the_results(tmp_path, capsys):
+def test_a_cited_cause_and_the_evidence_committed_in_place_of_the_results(tmp_path, capsys, monkeypatch):
     cited = 'cause = { kind = "data", cited = "the paper, §4: another trace", note = "not reachable here" }'
     path, out = fake_study(tmp_path, 1e6, cited)
     run(path, out)
@@ -161,6 +161,17 @@ def test_a_cited_cause_and_the_evidence_committed_in_place_of_the_results(tmp_pa
     text = (tmp_path / "record.md").read_text()
     assert f"numpy {versions['numpy'][0]}" in text and "every study made by commit" in text
     assert "## What reproduces and what does not" in text and "**t**: 0 of 1 rows agree" in text
+    # a cause corrected in the paper file is measured again from the evidence alone: no run, no new
+    # invocation of the campaign (one commit still made every run)
+    corrected = cited.replace("not reachable", "unreachable")
+    (tmp_path / "paper.toml").write_text(PAIR_ROW.format(paper=1e6, cause=corrected))
+    assert main(["evidence", str(out), "-o", str(evidence)]) == 0
+    assert len(json.loads((evidence / "made-by.json").read_text())["invocations"]) == 1
+    assert record_line(tmp_path, evidence)[7].endswith("note: unreachable here")
+    monkeypatch.chdir(tmp_path)  # paths inside the working directory (the repository) are written relative to it
+    assert main(["evidence", str(out), "-o", str(evidence)]) == 0
+    assert str(tmp_path) not in (evidence / "compare.json").read_text()
+    assert json.loads((evidence / "compare.json").read_text())["paper_file"] == "paper.toml"
     # one commit or none: the studies were made by one here; a second invocation at another commit is not
     made = json.loads((evidence / "made-by.json").read_text())
     made["invocations"].append({**made["invocations"][0], "commit": "0000000"})
@@ -168,6 +179,16 @@ def test_a_cited_cause_and_the_evidence_committed_in_place_of_the_results(tmp_pa
     one_line_error(capsys, ["reproductions", str(evidence), "-o", str(tmp_path / "r.md"), "--one-commit"],
                    "the studies were made by 2 commits")
     one_line_error(capsys, ["evidence", str(out), "-o", str(out)], "would write over the results")
+    # a claim not attempted is said under its study, with why; one of a study not given is an error
+    skipped = tmp_path / "not-attempted.toml"
+    skipped.write_text('[[claims]]\nstudy = "t"\nclaim = "Fig. 9"\nwhy = "no such trace here"\n')
+    record = tmp_path / "r.md"
+    assert main(["reproductions", str(out), "-o", str(record), "--not-attempted", str(skipped)]) == 0
+    assert "  Not attempted: Fig. 9 (no such trace here)." in record.read_text()
+    assert "Not attempted: Fig. 9. Why: no such trace here." in record.read_text()
+    skipped.write_text(skipped.read_text().replace('"t"', '"u"'))
+    one_line_error(capsys, ["reproductions", str(out), "-o", str(record), "--not-attempted", str(skipped)],
+                   "no study named 'u' among the studies given")
 
 
 @pytest.mark.parametrize("cause, message", [

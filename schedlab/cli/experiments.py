@@ -512,14 +512,14 @@ def cmd_reproductions(args: argparse.Namespace) -> int:
     dirs = [Path(d) for d in args.results]
     check_output_file(args.output)
     # every directory read and every cause measured before the file is touched
-    count = write_reproductions(dirs, Path(args.output), one_commit=args.one_commit)
+    count = write_reproductions(dirs, Path(args.output), one_commit=args.one_commit,
+                                not_attempted=Path(args.not_attempted) if args.not_attempted else None)
     print(f"reproductions: {count} rows of {len(dirs)} studies -> {args.output}")
     return 0
 
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    from schedlab.experiments.evidence import write_evidence
-    from schedlab.experiments.reproductions import versions_text
+    from schedlab.experiments.reproductions import versions_text, write_evidence
 
     out = Path(args.output)
     versions = write_evidence(Path(args.results), out)
@@ -602,8 +602,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--output", "-o", required=True, help="Markdown file (docs/reproductions.md)")
     p.add_argument("--one-commit", action="store_true",
                    help="fail unless every study was made by one commit of the code (scripts/reproduce.sh all)")
-    p.set_defaults(func=cmd_reproductions, files=lambda args: _results_read(args.results).write(
-        "--output", args.output))
+    p.add_argument("--not-attempted", metavar="FILE",
+                   help="published claims not reproduced, and why ([[claims]] study, claim, why: "
+                        "experiments/not-attempted.toml): listed under their studies")
+    p.set_defaults(func=cmd_reproductions, files=lambda args: _results_read(args.results).read(
+        "--not-attempted", *([args.not_attempted] if args.not_attempted else [])).write("--output", args.output))
     p = sub.add_parser("evidence", help="a results directory's small files, to commit beside its study "
                                         "(experiments/STUDY/evidence/NAME): what `reproductions` measures causes on")
     p.add_argument("results", help="a results directory (a campaign's, a factory's or a study's)")

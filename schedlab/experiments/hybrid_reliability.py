@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab import __version__
-from schedlab.experiments.evidence import library_versions
+from schedlab.experiments.versions import library_versions
 from schedlab.paths import atomic_path, write_text_atomic
 
 KEYS = {"kind", "name", "description", "models", "retrain_s", "seed", "paper", "workload", "cause", "evidence",

@@ -40,7 +40,7 @@ import pandas as pd
 
 from schedlab import __version__
 from schedlab.experiments.causes import size_verdict
-from schedlab.experiments.evidence import library_versions
+from schedlab.experiments.versions import library_versions
 from schedlab.paths import write_text_atomic
 
 FACTORY_KEYS = {"kind", "name", "description", "trace", "tuples", "trials", "seed", "functions", "processors",

@@ -32,7 +32,7 @@ import pandas as pd
 
 from schedlab import __version__
 from schedlab.errors import InputError
-from schedlab.experiments.evidence import library_versions
+from schedlab.experiments.versions import library_versions
 from schedlab.paths import atomic_path
 from schedlab.predictors.evaluate import METRICS, flat_report
 

@@ -8,12 +8,14 @@ order reproduces the figure."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from schedlab.errors import InputError
+from schedlab.experiments.evidence import DROPPED, JSON_FILES, has_results, read_results, versions_of
 
 COLUMNS = ["row", "where", "source", "paper", "ours", "same sign?", "same size?", "cause", "evidence"]
 
@@ -52,8 +54,6 @@ def load_frames(results_dirs: list[Path], locations: dict[str, str] | None = Non
     """Each campaign's results table by the campaign's name: what causes measure (a study's own
     runs, or another's, such as the same schedulers with exact run times). `locations` receives
     each one's directory."""
-    from schedlab.experiments.evidence import read_results
-
     frames = {}
     for directory in results_dirs:
         if (directory / "results.parquet").is_file() or (directory / "results.csv").is_file():
@@ -96,8 +96,6 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
     results by campaign name; default: this study's only); `locations`: each study's directory, as
     the evidence column names it."""
     from schedlab.experiments.causes import final_cause
-    from schedlab.experiments.evidence import has_results, read_results
-
     if not results_dir.is_dir():
         raise InputError("no such directory", path=str(results_dir))
     if not has_results(results_dir):
@@ -245,8 +243,6 @@ def _commits(results_dir: Path) -> list[str]:
 
 
 def _versions(results_dir: Path) -> dict[str, list[str]]:
-    from schedlab.experiments.evidence import read_results, versions_of
-
     if (results_dir / "versions.json").is_file():
         return json.loads((results_dir / "versions.json").read_text())
     if (results_dir / "results.parquet").is_file() or (results_dir / "results.csv").is_file():
@@ -276,13 +272,34 @@ def summary_lines(name: str, frame: pd.DataFrame) -> list[str]:
             f"{top['paper']}, ours {top['ours']} ({'agrees' if cause == 'none' else 'cause: ' + cause})."]
 
 
-def write_reproductions(results_dirs: list[Path], path: Path, *, one_commit: bool = False) -> int:
+def load_not_attempted(path: Path | None) -> dict[str, list[tuple[str, str]]]:
+    """`[[claims]]` of study, claim, why: the published claims not reproduced, by study name."""
+    if path is None:
+        return {}
+    from schedlab.experiments.tomlfile import _table, read_checked
+
+    if not path.is_file():
+        raise InputError("no such file", path=str(path))
+    doc, at = read_checked(path, {"claims"})
+    found: dict[str, list[tuple[str, str]]] = {}
+    for index, entry in enumerate(doc.get("claims", [])):
+        entry = _table(entry, {"study", "claim", "why"}, at, "claims", index)
+        for key in ("study", "claim", "why"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise at.error("expected a text", "claims", index, key)
+        found.setdefault(entry["study"], []).append((entry["claim"], entry["why"]))
+    return found
+
+
+def write_reproductions(results_dirs: list[Path], path: Path, *, one_commit: bool = False,
+                       not_attempted: Path | None = None) -> int:
     """docs/reproductions.md from the results directories (or their committed evidence); returns the
     number of rows. Every cause is measured first: an unsupported one fails before the file is
     touched. `one_commit`: fail unless every study was made by one commit of the code."""
     from schedlab.experiments.render import markdown_table
     from schedlab.paths import atomic_write
 
+    skipped = load_not_attempted(not_attempted)
     locations: dict[str, str] = {}
     frames = load_frames(results_dirs, locations)
     tables = [study_table(d, frames, locations) for d in results_dirs]
@@ -307,13 +324,108 @@ def write_reproductions(results_dirs: list[Path], path: Path, *, one_commit: boo
              "not known; none when ours agrees. Each study's evidence and the command that made it head its table; "
              "the studies' RESULTS files hold the full reports.",
              "## What reproduces and what does not"]
-    parts.append("\n".join(line for (name, frame) in tables for line in summary_lines(name, frame)))
+    parts.append("\n".join(line for (name, frame) in tables for line in summary_lines(name, frame)
+                            + [f"  Not attempted: {claim} ({why})." for claim, why in skipped.get(name, [])]))
+    unknown = sorted(set(skipped) - {name for name, _ in tables})
+    if unknown:
+        raise InputError(f"no study named {unknown[0]!r} among the studies given", path=str(not_attempted))
     count = 0
     for results_dir, (name, frame) in zip(results_dirs, tables, strict=True):
         count += len(frame)
         parts += [f"## {name}", f"Made by {made_by_text(results_dir)}; library versions: "
                   f"{versions_text(_versions(results_dir))}.",
-                  markdown_table(frame[COLUMNS]) if len(frame) else "No published figure to compare."]
+                  markdown_table(frame[COLUMNS]) if len(frame) else "No published figure to compare.",
+                  *(f"Not attempted: {claim}. Why: {why}." for claim, why in skipped.get(name, []))]
     with atomic_write(path) as handle:
         handle.write("\n\n".join(parts) + "\n")
     return count
+
+
+# ---------------------------------------------------------------- a study's committed evidence
+
+
+def refresh_paper(directory: Path) -> Path | None:
+    """The paper's figures and the causes as the study's files state them now (the campaign, factory
+    or study file its last invocation named, and the paper file that names), in place of the copies
+    the run made: a cause is corrected and measured again without re-running a study, so one commit
+    still made every run. Returns the file read (None when it is not here: the copies stand)."""
+    from schedlab.experiments.tomlfile import file_kind
+
+    made = directory / "made-by.json"
+    invocations = json.loads(made.read_text()).get("invocations", []) if made.is_file() else []
+    path = Path(invocations[-1]["campaign"]) if invocations else None
+    if path is None or not path.is_file():
+        return None
+
+    def update(name: str, change) -> None:
+        target = directory / name
+        if target.is_file():
+            data = json.loads(target.read_text())
+            change(data)
+            target.write_text(json.dumps(data, indent=1, sort_keys=name != "factory.json") + "\n")
+
+    kind = file_kind(path)
+    if kind == "policy-factory":
+        from schedlab.experiments.policy_factory import load_factory
+
+        paper = load_factory(path)["paper"]
+        update("factory.json", lambda data: data["factory"].update(paper=paper))
+    elif kind in ("predictor-study", "hybrid-reliability"):
+        from schedlab.experiments.hybrid_reliability import load_reliability_study
+        from schedlab.experiments.predictor_study import load_study
+
+        study = (load_study if kind == "predictor-study" else load_reliability_study)(path)
+        keys = ("cause", "size_factor", "paper", "evidence")
+        update("study.json" if kind == "predictor-study" else "reliability.json",
+               lambda data: data.update({k: study[k] for k in keys if k in study}))
+    else:
+        from schedlab.experiments.campaign import load_campaign
+
+        campaign = load_campaign(path)
+        if campaign.compare is not None:
+            (directory / "compare.json").write_text(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")
+        if campaign.claims:
+            (directory / "claims.json").write_text(json.dumps(list(campaign.claims), indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def write_evidence(results_dir: Path, out: Path) -> dict[str, Any]:
+    """Write the evidence of a results directory into `out` (replaced as a whole, atomically)."""
+    import pandas as pd
+
+    from schedlab.paths import atomic_write
+
+    if not has_results(results_dir):
+        raise InputError("no results here (not a results directory, or a study that has not finished)",
+                         path=str(results_dir))
+    staging = out.with_name(out.name + ".part")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name in JSON_FILES:
+        if (results_dir / name).is_file():
+            shutil.copyfile(results_dir / name, staging / name)
+    refresh_paper(staging)
+    here = f'"{Path.cwd().resolve()}/'
+    for name in JSON_FILES:  # paths inside the repository, relative to it: no machine's paths
+        if (staging / name).is_file():
+            text = (staging / name).read_text()
+            (staging / name).write_text(text.replace(here, '"'))
+    versions: dict[str, list[str]] = {}
+    for name in ("factory.json", "study.json", "reliability.json"):  # a study's own record of them
+        if (results_dir / name).is_file():
+            recorded = json.loads((results_dir / name).read_text()).get("versions") or {}
+            versions = {library: [value] for library, value in recorded.items()}
+    if (results_dir / "results.parquet").is_file() and not versions:
+        frame = pd.read_parquet(results_dir / "results.parquet")
+        versions = versions_of(frame)
+        kept = frame.drop(columns=[c for c in DROPPED if c in frame])
+        kept.to_csv(staging / "results.csv", index=False, float_format="%.10g")
+    with atomic_write(staging / "versions.json") as handle:
+        handle.write(json.dumps(versions, indent=1, sort_keys=True) + "\n")
+    old = out.with_name(out.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if out.exists():
+        out.rename(old)
+    staging.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+    return versions

@@ -354,6 +354,6 @@ def write_results(rows: Iterable[dict[str, Any]], path: Path) -> None:
 
 
 def _versions() -> dict[str, str]:
-    from schedlab.experiments.evidence import library_versions
+    from schedlab.experiments.versions import library_versions
 
     return library_versions()
