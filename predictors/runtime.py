@@ -130,11 +130,13 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
             return make_predictor(**kwargs)
         return super().__new__(cls)
 
-    def __init__(self, *, features: str = "diws", model: str = "dt", seed: int = 0, margin_min: float = 0.0) -> None:
+    def __init__(self, *, features: str = "diws", model: str = "dt", seed: int = 0, margin_min: float = 0.0,
+                 params: dict[str, Any] | None = None) -> None:
         self.features = features
         self.model = model
         self.seed = seed
         self.margin_min = margin_min
+        self.params = params  # hyper-parameters set on the regressor (a predictor study's search); None: defaults
 
     def fit(self, X: pd.DataFrame, y: Any) -> RuntimePredictor:  # noqa: N803 (scikit-learn's names)
         _COMPILED.pop(self, None)  # a refit replaces what was compiled
@@ -147,6 +149,11 @@ class RuntimePredictor(RegressorMixin, BaseEstimator):
             raise InputError(f"no feature of set {self.features!r} is present in the training jobs")
         categories = [category_order(X[c].tolist()) for c in self.columns_ if c in CATEGORICAL]
         self.pipeline_ = build_pipeline(self.columns_, feature_set.user_means, self.model, self.seed, categories)
+        if self.params:
+            try:
+                self.pipeline_.named_steps["model"].set_params(**self.params)
+            except ValueError as exc:  # a name the regressor does not have
+                raise InputError(f"model {self.model!r}: {exc}") from None
         self.pipeline_.fit(X[self.columns_], y)
         return self
 
@@ -268,11 +275,14 @@ BASELINES: dict[str, type[Baseline]] = {"walltime": TimeLimitBaseline, "user-las
 
 
 def make_predictor(*, model: str = "dt", features: str = "diws", seed: int = 0,
-                   margin_min: float = 0.0) -> Predictor:
-    """The unfitted predictor a model name gives: a baseline's own class, else RuntimePredictor."""
+                   margin_min: float = 0.0, params: dict[str, Any] | None = None) -> Predictor:
+    """The unfitted predictor a model name gives: a baseline's own class, else RuntimePredictor
+    (`params`: hyper-parameters of its regressor)."""
     if model in BASELINES:
+        if params:
+            raise InputError(f"model {model!r} has no hyper-parameters")
         return BASELINES[model](features=features, seed=seed, margin_min=margin_min)
-    return RuntimePredictor(features=features, model=model, seed=seed, margin_min=margin_min)
+    return RuntimePredictor(features=features, model=model, seed=seed, margin_min=margin_min, params=params)
 
 
 _COMPILED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # rebuilt, never persisted

@@ -84,8 +84,8 @@ def check_choices(features: str, model: str) -> None:
 
 def train_on(data, workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
              test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0,
-             sha256: str | None = None, conversion: dict[str, Any] | None = None
-             ) -> tuple[Predictor, dict[str, Any]]:
+             sha256: str | None = None, conversion: dict[str, Any] | None = None,
+             params: dict[str, Any] | None = None) -> tuple[Predictor, dict[str, Any]]:
     """`train` on data already loaded (load_training_data): a study trains many models on one file.
     The card also records the fitting and prediction times (seconds; per job for predictions), and
     when the training jobs end at the earliest (`last_end_s`: submit + run time, the file's clock)
@@ -95,7 +95,7 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
     check_choices(features, model)
     jobs, table, runtimes = data
     train_idx, test_idx = split_indices(jobs, split, test_share, seed, runtimes)
-    predictor = make_predictor(features=features, model=model, seed=seed, margin_min=margin_min)
+    predictor = make_predictor(features=features, model=model, seed=seed, margin_min=margin_min, params=params)
     began = time.perf_counter()
     predictor.fit(table.iloc[train_idx].reset_index(drop=True), runtimes[train_idx])
     fit_s = time.perf_counter() - began

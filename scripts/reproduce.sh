@@ -14,7 +14,7 @@
 # Needs ../shared/data (the traces); WORKERS (default 2) runs in parallel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ALL="policies/factory-their-tuples policies/clairvoyant-authors policies/clairvoyant-authors-skip16 policies/longterm walltime/coare walltime/coare-7days walltime/curie walltime/hpc2n walltime/wagap hybrid/main hybrid/clairvoyance hybrid/sensitivity hybrid/alpha0 hybrid/reliability diws/ricc diws/predictors"
+ALL="policies/factory-their-tuples policies/factory-ctc policies/factory-sdsc policies/clairvoyant-authors policies/clairvoyant-authors-skip16 policies/longterm walltime/coare walltime/coare-7days walltime/curie walltime/hpc2n walltime/wagap hybrid/main hybrid/clairvoyance hybrid/sensitivity hybrid/alpha0 hybrid/reliability diws/ricc diws/predictors"
 PY=${PYTHON:-python3}
 if [ "${1:-}" = --check-pins ]; then
   dl=$(mktemp -d); trap 'rm -rf "$dl"' EXIT
@@ -32,7 +32,7 @@ if [ "${1:-}" = --ci ]; then
   update=(); [ "${2:-}" = --update ] && update=(--update)
   for study in $ALL; do
     # a factory and the model studies are no campaigns: the tests run factory-ci.toml and small studies
-    case "$study" in policies/factory-their-tuples|diws/predictors|hybrid/reliability) continue ;; esac
+    case "$study" in policies/factory-*|diws/predictors|hybrid/reliability) continue ;; esac
     .venv/bin/schedlab experiment check "experiments/$study.toml" --small 500 --workers "${WORKERS:-2}" \
       ${update[@]+"${update[@]}"}
   done

@@ -16,6 +16,7 @@ from tests.helpers.cli import one_line_error
 PAIR_ROW = ('[[scheduling]]\nrow = "mean wait"\nsetup = "A"\nworkload = "synthetic"\nmetric = "mean_waiting_time_s"\n'
             'change_pct = {paper}\n{cause}\n')
 CAMPAIGN = """name = "t"
+description = "A fake study."
 seeds = [1, 2]
 
 [[workloads]]
@@ -149,7 +150,7 @@ def test_a_cited_cause_and_the_evidence_committed_in_place_of_the_results(tmp_pa
     assert from_results[7] == "data; cited: the paper, §4: another trace; note: not reachable here"
     evidence = tmp_path / "experiments" / "evidence" / "t"
     assert main(["evidence", str(out), "-o", str(evidence)]) == 0
-    assert sorted(p.name for p in evidence.iterdir()) == ["compare.json", "made-by.json",
+    assert sorted(p.name for p in evidence.iterdir()) == ["compare.json", "inputs.json", "made-by.json",
                                                           "results.csv", "versions.json"]
     versions = json.loads((evidence / "versions.json").read_text())
     assert set(versions) == {"python", "numpy", "pandas", "scikit-learn", "xgboost"}
@@ -161,6 +162,8 @@ def test_a_cited_cause_and_the_evidence_committed_in_place_of_the_results(tmp_pa
     text = (tmp_path / "record.md").read_text()
     assert f"numpy {versions['numpy'][0]}" in text and "every study made by commit" in text
     assert "## What reproduces and what does not" in text and "**t**: 0 of 1 rows agree" in text
+    # what the study ran on heads its table: its description and its workloads
+    assert "A fake study.\n\nTraces and workloads: synthetic = jobs 80, load 1.0, resources 32." in text
     # a cause corrected in the paper file is measured again from the evidence alone: no run, no new
     # invocation of the campaign (one commit still made every run)
     corrected = cited.replace("not reachable", "unreachable")

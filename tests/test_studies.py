@@ -83,6 +83,37 @@ def test_a_predictor_study_runs_once_and_reports_beside_the_paper(tmp_path, caps
     assert not (tmp_path / "r2").exists()
 
 
+def test_a_predictor_study_searches_hyper_parameters_and_measures_a_cause_on_them(tmp_path, capsys):
+    """`[search]`: each setting trained beside the defaults on one table; a model's cause can be a
+    statistic over its rows (defaults and settings), e.g. whether any setting reaches the paper's R²."""
+    text = study_file(tmp_path, models='["dt"]').read_text()
+    search = ('search = { table = "time", dt = [{ max_depth = 1 }, { min_samples_leaf = 10 }] }\n'
+              'causes = { dt = { kind = "data", statistic = "min", metric = "r2", schedulers = ["dt"], '
+              'workload = "time", above = -100, note = "no setting brings it to the paper" } }\n')
+    study = tmp_path / "study.toml"
+    study.write_text(text.replace("test_share = 0.3\n", "test_share = 0.3\n" + search))
+    assert main(["experiment", "run", str(study), "-o", str(tmp_path / "out")]) == 0
+    frame = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    searched = frame[frame["search_of"].notna()]
+    assert sorted(searched["model"]) == ["dt max_depth=1", "dt min_samples_leaf=10"]
+    default = frame[(frame["model"] == "dt") & (frame["table"] == "time")]["r2"].iloc[0]
+    assert set(searched["table"]) == {"time"} and (searched["r2"] != default).any()  # a setting moves it
+    depth1 = json.loads((tmp_path / "out" / "runs" / searched.set_index("model").loc["dt max_depth=1", "result"])
+                        .read_text())
+    assert depth1["model"]["params"]["params"] == {"max_depth": 1}
+    assert main(["report", str(tmp_path / "out"), "-o", str(tmp_path / "report")]) == 0
+    assert "## Hyper-parameter search" in (tmp_path / "report" / "report.md").read_text()
+    record = tmp_path / "r.md"
+    assert main(["reproductions", str(tmp_path / "out"), "-o", str(record)]) == 0
+    rows = [line for line in record.read_text().splitlines() if line.startswith("| Tab. 5: time: dt R²")]
+    assert len(rows) == 1 and ("| none |" in rows[0] or "data; measured: min r2 (time; n = 3): dt " in rows[0])
+    study.write_text(text.replace("test_share = 0.3\n", "test_share = 0.3\n" + search.replace("dt = [", "rf = [")))
+    one_line_error(capsys, ["experiment", "plan", str(study)], "field 'search[0].rf'")
+    study.write_text(text.replace("test_share = 0.3\n", "test_share = 0.3\n" + search.replace(
+        "max_depth = 1", "depth = 1")))
+    one_line_error(capsys, ["experiment", "run", str(study), "-o", str(tmp_path / "o2")], "model 'dt':")
+
+
 def test_a_predictor_study_checks_its_file_first(tmp_path, capsys):
     study = study_file(tmp_path, models='["dt", "svm"]')
     err = one_line_error(capsys, ["experiment", "run", str(study), "-o", str(tmp_path / "o")], "models")

@@ -181,9 +181,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     kind = file_kind(args.campaign)
     if kind == "policy-factory":
         factory = load_factory(args.campaign)
-        print(f"policy factory {factory['name']!r} ({args.campaign}): {factory['tuples']} tuples x "
-              f"{factory['trials']:,} trials of {factory['trace']} (seed {factory['seed']}), then fits of "
-              f"{', '.join(factory['functions'])}")
+        if factory["trials"] == 0:
+            print(f"policy factory {factory['name']!r} ({args.campaign}): fits of {', '.join(factory['functions'])} "
+                  f"to the reference table {factory['reference_scores']} (no trials)")
+        else:
+            print(f"policy factory {factory['name']!r} ({args.campaign}): {factory['tuples']} tuples x "
+                  f"{factory['trials']:,} trials of {factory['trace']} (seed {factory['seed']}), then fits of "
+                  f"{', '.join(factory['functions'])}")
         return 0
     if kind == "hybrid-reliability":
         from schedlab.experiments.hybrid_reliability import load_reliability_study
@@ -198,6 +202,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
               f"{len(study['models'])} models on {study['source']}")
         for table in study["tables"]:
             print(f"  {table['title']}: {table['split']} split, {table['features']}: {', '.join(study['models'])}")
+        for model, entries in ((study.get("search") or {}).get("settings") or {}).items():
+            from schedlab.experiments.predictor_study import search_label
+
+            print(f"  search on {study['search']['table']}: " + ", ".join(search_label(model, p) for p in entries))
         return 0
     import tempfile
 
@@ -281,7 +289,7 @@ def _run_factory(args: argparse.Namespace) -> int:
     out, _ = _results_dir(args, factory["name"], _study_use(args, factory), identity)
     record_made_by(out, args, identity)
     bar = None
-    if sys.stderr.isatty() and not args.quiet:
+    if sys.stderr.isatty() and not args.quiet and factory["trials"]:
         from tqdm import tqdm
 
         bar = tqdm(total=factory["tuples"], unit="tuple", desc=f"scores {factory['name']}", file=sys.stderr)

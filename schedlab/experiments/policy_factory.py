@@ -24,7 +24,9 @@ then reused) and DIR/fitted-SHUFFLE.toml; DIR/fitted.toml (the first shuffle's:
 `queue_order=DIR/fitted.toml#lin`) and DIR/factory.json; `schedlab report DIR` renders them. With
 `reference_scores` (the authors' table), that table is fitted too: a column that tells the effect of
 our tuples and trials from the effect of our fit; with `tuples_from = "reference"` our trials run on
-its own tuples, so its scores and ours compare row by row.
+its own tuples, so its scores and ours compare row by row. With `trials = 0` (and no `trace`) the
+factory only fits the reference table (one arm, "the authors' scores"): the study's fits of a
+workload whose trace is not here (CTC-SP2, SDSC-Blue), set beside its published figures.
 """
 
 from __future__ import annotations
@@ -62,14 +64,16 @@ def load_factory(path: str | Path) -> dict[str, Any]:
             files[key] = (path.parent / str(doc[key])).resolve()
             if not files[key].is_file():
                 raise at.error(f"no such file: {files[key]}", key=key)
-    if "trace" not in files:
-        raise at.error("expected the path of an SWF trace", key="trace")
     numbers = {}
-    for key, default, low in (("tuples", 440, 1), ("trials", 256_000, 1), ("seed", 0, 0), ("processors", 0, 0)):
+    for key, default, low in (("tuples", 440, 1), ("trials", 256_000, 0), ("seed", 0, 0), ("processors", 0, 0)):
         value = doc.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise at.error(f"expected an integer >= {low}", key=key)
         numbers[key] = value
+    if numbers["trials"] == 0 and "reference_scores" not in files:
+        raise at.error("trials = 0 fits the reference table only: give reference_scores", key="trials")
+    if "trace" not in files and numbers["trials"] > 0:
+        raise at.error("expected the path of an SWF trace", key="trace")
     functions = doc.get("functions", list(FUNCTIONS))
     if not isinstance(functions, list) or not functions or any(f not in FUNCTIONS for f in functions) \
             or len(set(functions)) != len(functions):
@@ -122,8 +126,12 @@ def run_factory(factory: dict[str, Any], out: Path, workers: int = 1,
         path = Path(factory["reference_scores"])
         reference_scores = read_scores(path)
         reference = _fits(*reference_scores, factory["functions"], path.name)
-    arms = [_arm(factory, shuffle, out, workers, progress, tuple_done, reference_scores)
-            for shuffle in factory.get("shuffles", ["uniform"])]
+    if factory["trials"] == 0:  # the reference table only: its fit is the one arm
+        arms = [_reference_arm(factory, out, reference, reference_scores)]
+        reference = None
+    else:
+        arms = [_arm(factory, shuffle, out, workers, progress, tuple_done, reference_scores)
+                for shuffle in factory.get("shuffles", ["uniform"])]
     first = arms[0]
     write_text_atomic(out / "fitted.toml", (out / f"fitted-{first['shuffle']}.toml").read_text(encoding="utf-8"))
     result = {"factory": factory, "scores": first["scores"], "scores_sha256": first["scores_sha256"],
@@ -150,6 +158,22 @@ def _spread(score) -> dict[str, float]:
     score = np.asarray(score, dtype=float)
     return {"std": float(np.std(score)), "q25": float(np.quantile(score, 0.25)),
             "q75": float(np.quantile(score, 0.75))}
+
+
+def _reference_arm(factory: dict[str, Any], out: Path, fits: Any, table: Any) -> dict[str, Any]:
+    """A factory without trials: the reference table's own fits, as its one arm."""
+    from schedlab.experiments.policy_fitting import save_fitted
+    from schedlab.paths import sha256_file
+
+    path = Path(factory["reference_scores"])
+    digest = sha256_file(path)
+    save_fitted(out / "fitted-reference.toml", [f["fitted"] for f in fits],
+                header=f"schedlab experiment run: {factory['name']}; the authors' scores {path.name} (sha256 {digest}) "
+                       "fitted; weight (p*q)^2; use queue_order=FILE#NAME")
+    metadata = {"tuples": None, "trials": 0, "rows": len(table[3]), "source": path.name}
+    return {"shuffle": "reference", "scores": str(path), "scores_sha256": digest, "metadata": metadata,
+            "fits": [{k: v for k, v in f.items() if k != "fitted"} for f in fits], "spread": _spread(table[3]),
+            "agreement": None}
 
 
 def _arm(factory: dict[str, Any], shuffle: str, out: Path, workers: int, progress, tuple_done,
@@ -203,7 +227,7 @@ def _same(ours: str, paper: str) -> str:
     return "yes" if ours == paper else "no"
 
 
-LABELS = {"uniform": "uniform", "authors": "authors' shuffle"}
+LABELS = {"uniform": "uniform", "authors": "authors' shuffle", "reference": "the authors' scores, our fit"}
 
 
 def _arms(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -274,7 +298,7 @@ def paper_rows(result: dict[str, Any]) -> pd.DataFrame:
                 [bool(their_mae) and near(v / their_mae) for v in our_mae],
                 sizes=[size_verdict(v, their_mae, 1.25) for v in our_mae])
     spread = result.get("reference_spread")
-    if spread and all(arm.get("spread") for arm in arms):
+    if spread and all(arm.get("spread") for arm in arms) and any(arm["shuffle"] != "reference" for arm in arms):
         def text(s: dict[str, float]) -> str:
             return f"std {s['std']:.4f}, IQR {s['q25']:.4f}-{s['q75']:.4f}"
 
@@ -363,6 +387,14 @@ def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
     factory, metadata = result["factory"], result["metadata"]
     own = factory.get("tuples_from", "trace") == "reference"
     shuffles = ", ".join(LABELS[arm["shuffle"]] for arm in _arms(result))
+    if metadata.get("trials") == 0:
+        text = (f"The authors' score table {metadata['source']} ({metadata['rows']:,} scores) fitted, no trials of "
+                "ours (its trace is not here). Fits weight the squared residual by (p q)²; VIF uncentered, as the "
+                "study.")
+        return [("Factory", text, None), ("Paper vs ours", "", paper_rows(result)),
+                *((f"{fit['function'].capitalize()}: coefficients and VIF", "", coefficient_table(result,
+                                                                                                fit["function"]))
+                  for fit in result["fits"])]
     text = (f"{metadata['tuples']} tuples x {metadata['trials']:,} trials of {Path(factory['trace']).name} "
             f"(m = {metadata['processors']}, seed {metadata['seed']}, {metadata['jobs_dropped']} trace jobs dropped: "
             f"run time or processors <= 0) -> {metadata['rows']:,} scores, each tuple's summing to 1 within "
@@ -386,7 +418,7 @@ def plot_factory(results_dir: Path, path: Path) -> Path:
     result = json.loads((results_dir / "factory.json").read_text())
     paper = result["factory"]["paper"]
     functions = [f["function"] for f in result["fits"]]
-    colors = {"uniform": "#1f77b4", "authors": "#2ca02c"}
+    colors = {"uniform": "#1f77b4", "authors": "#2ca02c", "reference": "#ff7f0e"}
     series = [(f"ours ({LABELS[arm['shuffle']]})", {f["function"]: f for f in arm["fits"]}, colors[arm["shuffle"]])
               for arm in _arms(result)]
     if result["reference_fits"]:
@@ -408,6 +440,9 @@ def plot_factory(results_dir: Path, path: Path) -> Path:
             axis.set_yscale("log")
         axis.set_title(heading, fontsize=10)
         axis.legend(fontsize=8)
-    fig.suptitle(f"{result['factory']['name']}: {result['metadata']['tuples']} tuples x "
-                 f"{result['metadata']['trials']:,} trials of {Path(result['factory']['trace']).name}", fontsize=10)
+    metadata = result["metadata"]
+    fig.suptitle(f"{result['factory']['name']}: " + (
+        f"the authors' scores {metadata['source']} fitted" if metadata.get("trials") == 0 else
+        f"{metadata['tuples']} tuples x {metadata['trials']:,} trials of {Path(result['factory']['trace']).name}"),
+        fontsize=10)
     return _save(fig, path)

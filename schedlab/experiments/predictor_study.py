@@ -7,6 +7,8 @@ beside its published values. A TOML file with `kind = "predictor-study"`:
     seed = 0
     test_share = 0.3
     paper = "paper.toml"            # optional: [predictors.<table>.<model>] published values
+    search = { table = "time", gb = [{ max_depth = 6 }] }   # optional: settings tried beside the defaults
+    causes = { gb = { kind = "data", ... } }                 # optional: a model's own cause (else `cause`)
     [workload]                      # swf, table or file (a Batsim workload), convert = {...} as campaigns
     swf = "trace.swf.gz"
     [[tables]]
@@ -37,7 +39,7 @@ from schedlab.paths import atomic_path
 from schedlab.predictors.evaluate import METRICS, flat_report
 
 STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "paper", "workload", "tables", "cause",
-              "size_factor"}
+              "size_factor", "search", "causes"}
 TABLE_KEYS = {"name", "title", "split", "features"}
 def load_study(path: str | Path) -> dict[str, Any]:
     """Validate a study file before any work; one line naming the file, line and key otherwise."""
@@ -78,6 +80,11 @@ def load_study(path: str | Path) -> dict[str, Any]:
     from schedlab.experiments.paper_rows import DEFAULT_SIZE_FACTOR
 
     cause = load_cause(doc.get("cause"), at, None, 0)
+    causes = doc.get("causes", {})
+    if not isinstance(causes, dict) or any(m not in models for m in causes):
+        raise at.error("expected { MODEL = cause } for models of this study", key="causes")
+    causes = {m: load_cause(c, at, "causes", 0, m) for m, c in causes.items()}
+    search = _search(doc.get("search"), at, models, [t["name"] for t in tables])
     size_factor = doc.get("size_factor", DEFAULT_SIZE_FACTOR)
     if not isinstance(size_factor, int | float) or isinstance(size_factor, bool) or not size_factor > 1:
         raise at.error("expected a number > 1 (ours within this factor of the paper's figure has its size)",
@@ -91,7 +98,31 @@ def load_study(path: str | Path) -> dict[str, Any]:
     return {"kind": "predictor-study", "name": str(doc.get("name", path.stem)), "models": models, "seed": seed,
             "test_share": float(share), **source,
             "tables": [{"features": "diws", "title": t["name"], **t} for t in tables], "paper": paper,
-            "cause": cause, "size_factor": float(size_factor)}
+            "cause": cause, "causes": causes, "search": search, "size_factor": float(size_factor)}
+
+
+def _search(raw: Any, at: Any, models: list[str], tables: list[str]) -> dict[str, Any] | None:
+    """`[search]`: a small hyper-parameter search per model on one table, beside its defaults
+    (`table = "time"`, `gb = [{ max_depth = 5 }, ...]`: each entry one setting of the regressor)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or raw.get("table") not in tables:
+        raise at.error(f"expected table = one of {', '.join(tables)}", key="search")
+    settings: dict[str, list[dict[str, Any]]] = {}
+    for model, entries in raw.items():
+        if model == "table":
+            continue
+        if model not in models or not isinstance(entries, list) or not entries or not all(
+                isinstance(e, dict) and e and all(isinstance(k, str) for k in e) for e in entries):
+            raise at.error(f"expected MODEL = [{{ PARAMETER = VALUE }}, ...] for models of this study ({model!r})",
+                           "search", 0, model)
+        settings[model] = entries
+    return {"table": raw["table"], "settings": settings}
+
+
+def search_label(model: str, params: dict[str, Any]) -> str:
+    """A searched setting's name in the results: `gb max_depth=5,n_estimators=300`."""
+    return f"{model} " + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
 
 
 def load_workload_table(doc: dict[str, Any], at: Any, path: Path) -> dict[str, Any]:
@@ -195,6 +226,30 @@ def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] 
             if progress:
                 r2 = "-" if row["r2"] is None else f"{row['r2']:.3f}"  # None: the test run times do not vary
                 progress(f"{table['title']}: {model}: MAE {row['mae_min']:.2f} min, R2 {r2}, fit {row['fit_s']:.1f} s")
+    search: dict[str, Any] = study.get("search") or {"settings": {}}
+    searched: dict[str, Any] = next((t for t in study["tables"] if t["name"] == search.get("table")), {})
+    for model, entries in search["settings"].items():
+        for params in entries:
+            key = {"workload": sha, "split": searched["split"], "features": searched["features"], "model": model,
+                   "params": params, "seed": study["seed"], "test_share": study["test_share"],
+                   "versions": versions(), "recipe": RECIPE_VERSION}
+            result = runs_dir / f"{canonical_hash(key)[:16]}.json"
+            if not result.is_file():
+                data = data or load_training_data(workload)
+                _, card = train_on(data, workload, features=searched["features"], model=model, split=searched["split"],
+                                   test_share=study["test_share"], seed=study["seed"], sha256=sha, params=params)
+                with atomic_write(result) as handle:
+                    handle.write(json.dumps(card, indent=1, sort_keys=True, default=str) + "\n")
+            card = json.loads(result.read_text())
+            row = {"table": searched["name"], "title": searched["title"], "model": search_label(model, params),
+                   "search_of": model, "params": json.dumps(params, sort_keys=True), "split": searched["split"],
+                   "features": searched["features"], "nb_train": card["training_data"]["nb_jobs"],
+                   "nb_test": card["split"]["nb_test_jobs"], "fit_s": card["timing"]["fit_s"],
+                   "predict_us_per_job": 1e6 * card["timing"]["predict_s_per_job"], "result": result.name}
+            row.update({k: v for k, v in flat_report(card["metrics"]).items() if k != "nb_jobs"})
+            rows.append(row)
+            if progress:
+                progress(f"search {searched['title']}: {row['model']}: MAE {row['mae_min']:.2f} min, R2 {row['r2']}")
     frame = pd.DataFrame(rows)
     with atomic_path(out / "results.parquet") as temporary:
         frame.to_parquet(temporary, index=False)
@@ -230,13 +285,15 @@ def paper_rows(results_dir: Path) -> pd.DataFrame:
 
     study = json.loads((results_dir / "study.json").read_text())
     frame = read_results(results_dir)
-    cause, evidence = study.get("cause") or {"kind": "unknown", "note": ""}, f"{results_dir.name}/results.csv"
+    default_cause = study.get("cause") or {"kind": "unknown", "note": ""}
+    evidence = f"{results_dir.name}/results.csv"
     factor = study.get("size_factor", 2.0)
     lines = []
     for table in study["tables"]:
         for model in study["models"]:
             published = study.get("paper", {}).get(table["name"], {}).get(model)
             ours = frame[(frame["table"] == table["name"]) & (frame["model"] == model)]
+            cause = (study.get("causes") or {}).get(model, default_cause)
             if not published or ours.empty:
                 continue
             for column, heading in (("r2", "R²"), ("mae_min", "MAE (min)")):
@@ -250,7 +307,8 @@ def paper_rows(results_dir: Path) -> pd.DataFrame:
     for row in [] if found is None else found.to_dict("records"):
         same = row["same direction (time split lower)?"]
         lines.append({"row": f"finding: {row['row']} (time split lower)", "paper": row["paper"], "ours": row["ours"],
-                      "same sign?": same, "same size?": "-", "cause": cause, "evidence": evidence})
+                      "same sign?": same, "same size?": "-",
+                      "cause": (study.get("causes") or {}).get("dt", default_cause), "evidence": evidence})
     return pd.DataFrame(lines, columns=["row", "paper", "ours", "same sign?", "same size?", "cause", "evidence"])
 
 
@@ -286,12 +344,22 @@ def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
     top = headline(frame, study)
     if top is not None:
         out.append(("Paper vs ours", "", top))
+    searched = frame[frame["search_of"].notna()] if "search_of" in frame else frame.iloc[:0]
+    frame = frame.drop(searched.index)
     for table in study["tables"]:
         part = frame[frame["table"] == table["name"]]
         if not part.empty:
             out.append((table["title"], f"{table['split']} split, feature set {table['features']}, "
                         f"{int(part['nb_train'].iloc[0])} training and {int(part['nb_test'].iloc[0])} test jobs.",
                         table_layout(frame, study, table)))
+    if not searched.empty:
+        table_name = study["search"]["table"]
+        defaults = frame[(frame["table"] == table_name) & frame["model"].isin(searched["search_of"])]
+        shown = pd.concat([defaults.assign(search_of=defaults["model"], params="defaults"), searched])
+        out.append(("Hyper-parameter search", f"Each model on table {table_name} with its defaults and each setting "
+                    "searched (scikit-learn names); how far the hyper-parameters move the figures.",
+                    shown[["search_of", "params", "r2", "mae_min", "fit_s"]].rename(columns={"search_of": "model"})
+                    .sort_values(["model", "params"]).reset_index(drop=True)))
     return out
 
 

@@ -122,7 +122,12 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
 
         study = json.loads((results_dir / "study.json").read_text())
         name = study["name"]
-        frames.setdefault(name, read_results(results_dir))
+        models = read_results(results_dir)
+        of = models["search_of"].fillna(models["model"]) if "search_of" in models else models["model"]
+        # a statistic reads a model's rows (its defaults and every searched setting) as a scheduler's runs,
+        # a table as a workload
+        frames.setdefault(name, models.assign(scheduler=of, workload=models["table"], platform="-", complete=True,
+                                              repetition=float("nan")))
         table = predictor_rows(results_dir)
         if table.empty:
             return name, pd.DataFrame(columns=COLUMNS)
@@ -250,6 +255,29 @@ def _versions(results_dir: Path) -> dict[str, list[str]]:
     return {}
 
 
+def _inputs_lines(results_dir: Path) -> list[str]:
+    """What the study ran on (inputs.json, written with its evidence): its description (what stands
+    for the paper's data) and each trace or generator with its conversion."""
+    path = results_dir / "inputs.json"
+    if not path.is_file():
+        return []
+    inputs = json.loads(path.read_text())
+
+    def source(entry: dict[str, Any]) -> str:
+        what = entry["source"]
+        text = (", ".join(f"{k} {v}" for k, v in what.items()) if isinstance(what, dict) else str(what))
+        options = {k: v for k, v in (entry.get("convert") or {}).items()}
+        if entry.get("windows"):
+            options["windows"] = entry["windows"]
+        return f"{entry['name']} = {text}" + (f" ({', '.join(f'{k} {v}' for k, v in options.items())})"
+                                              if options else "")
+
+    lines = [inputs["description"]] if inputs.get("description") else []
+    if inputs.get("workloads"):
+        lines.append("Traces and workloads: " + "; ".join(source(e) for e in inputs["workloads"]) + ".")
+    return lines
+
+
 def versions_text(versions: dict[str, list[str]]) -> str:
     return ", ".join(f"{name} {' and '.join(v)}" for name, v in sorted(versions.items()) if v) or "not recorded"
 
@@ -332,8 +360,8 @@ def write_reproductions(results_dirs: list[Path], path: Path, *, one_commit: boo
     count = 0
     for results_dir, (name, frame) in zip(results_dirs, tables, strict=True):
         count += len(frame)
-        parts += [f"## {name}", f"Made by {made_by_text(results_dir)}; library versions: "
-                  f"{versions_text(_versions(results_dir))}.",
+        parts += [f"## {name}", *_inputs_lines(results_dir),
+                  f"Made by {made_by_text(results_dir)}; library versions: {versions_text(_versions(results_dir))}.",
                   markdown_table(frame[COLUMNS]) if len(frame) else "No published figure to compare.",
                   *(f"Not attempted: {claim}. Why: {why}." for claim, why in skipped.get(name, []))]
     with atomic_write(path) as handle:
@@ -364,12 +392,17 @@ def refresh_paper(directory: Path) -> Path | None:
             change(data)
             target.write_text(json.dumps(data, indent=1, sort_keys=name != "factory.json") + "\n")
 
+    import tomllib
+
     kind = file_kind(path)
+    doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    inputs: dict[str, Any] = {"description": str(doc.get("description", "")), "workloads": []}
     if kind == "policy-factory":
         from schedlab.experiments.policy_factory import load_factory
 
-        paper = load_factory(path)["paper"]
-        update("factory.json", lambda data: data["factory"].update(paper=paper))
+        factory = load_factory(path)
+        update("factory.json", lambda data: data["factory"].update(paper=factory["paper"]))
+        inputs["workloads"].append({"name": "trace", "source": Path(factory["trace"]).name})
     elif kind in ("predictor-study", "hybrid-reliability"):
         from schedlab.experiments.hybrid_reliability import load_reliability_study
         from schedlab.experiments.predictor_study import load_study
@@ -378,6 +411,8 @@ def refresh_paper(directory: Path) -> Path | None:
         keys = ("cause", "size_factor", "paper", "evidence")
         update("study.json" if kind == "predictor-study" else "reliability.json",
                lambda data: data.update({k: study[k] for k in keys if k in study}))
+        inputs["workloads"].append({"name": "trace", "source": Path(str(study["source"])).name,
+                                    "convert": study.get("convert") or {}})
     else:
         from schedlab.experiments.campaign import load_campaign
 
@@ -386,6 +421,11 @@ def refresh_paper(directory: Path) -> Path | None:
             (directory / "compare.json").write_text(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")
         if campaign.claims:
             (directory / "claims.json").write_text(json.dumps(list(campaign.claims), indent=1, sort_keys=True) + "\n")
+        for spec in campaign.workloads:
+            source = spec.source if isinstance(spec.source, dict) else Path(str(spec.source)).name
+            inputs["workloads"].append({"name": spec.name, "kind": spec.kind, "source": source,
+                                        "convert": dict(spec.convert), "windows": spec.windows})
+    (directory / "inputs.json").write_text(json.dumps(inputs, indent=1, sort_keys=True, default=str) + "\n")
     return path
 
 
