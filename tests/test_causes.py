@@ -129,6 +129,27 @@ def test_an_ablation_must_move_ours_towards_the_paper(tmp_path, capsys):
                    "the cause cannot be measured: no evidence of study 'x'")
 
 
+def test_an_unknown_cause_says_what_was_ruled_out_and_only_what_leaves_the_gap(tmp_path, capsys):
+    path, out = fake_study(tmp_path, 0)
+    run(path, out)
+    ours, ablated = changes(out)
+    ruled = 'cause = { kind = "unknown", ruled_out = [{ candidate = "easy-spt" }], note = "not the order" }'
+    # the paper's figure far on ours' side, away from the ablation: the arm leaves the whole gap
+    away = ours + math.copysign(max(3 * abs(ours), 10), ours - ablated)
+    (tmp_path / "paper.toml").write_text(PAIR_ROW.format(paper=round(away, 6), cause=ruled))
+    run(path, out)
+    cells = record_line(tmp_path, out)
+    assert cells[7].startswith("unknown; ruled out by ablation (candidate easy-spt): easy-spt vs fcfs ")
+    assert "its gap " in cells[7] and cells[7].endswith("of ours; note: not the order")
+    # an arm that closes most of the gap (FCFS against itself changes nothing; the paper's +5%) is no
+    # ruled-out arm but a cause
+    closing = ruled.replace('candidate = "easy-spt"', 'schedulers = ["fcfs", "fcfs"]')
+    (tmp_path / "paper.toml").write_text(PAIR_ROW.format(paper=5.0, cause=closing))
+    run(path, out)
+    one_line_error(capsys, ["reproductions", str(out), "-o", str(tmp_path / "r.md")],
+                   "an ablation said to be ruled out closes half or more of the gap")
+
+
 def test_same_sign_is_not_enough_the_size_must_agree_too(tmp_path):
     path, out = fake_study(tmp_path, -10)
     run(path, out)

@@ -5,7 +5,7 @@ the study's factor) names its cause, and the cause says what measures it:
 
     cause = "unknown"                      # not known (the default): said as it is, with the note
     cause = { kind = "unknown", ruled_out = [{ study = "x-skip16" }], note = "..." }  # and what was
-                                           # measured in vain (each ablation must not move ours closer)
+                                           # measured in vain (each ablation leaves at least half the gap)
     [scheduling.cause]                     # (or `cause = { ... }` inline)
     kind = "data"                          # data | method | defect fixed
     note = "free text beside the measured value"
@@ -37,6 +37,8 @@ import pandas as pd
 from schedlab.errors import InputError
 
 KINDS = ("data", "method", "defect fixed")
+#: an ablation is ruled out as a cause when the gap it leaves is at least this share of ours
+RULED_OUT_SHARE = 0.5
 STATISTICS = ("median", "max", "min", "share-below", "ratio")
 CAUSE_KEYS = {"kind", "note", "cited", "statistic", "ablation", "metric", "schedulers", "workload", "platform",
               "study", "options", "by", "below", "above", "threshold", "evidence", "ruled_out"}
@@ -197,7 +199,7 @@ def cause_text(cause: dict[str, Any], *, frames: dict[str, pd.DataFrame], study:
     CauseError when the measurement is absent or does not support the cause."""
     note = cause.get("note", "")
     ruled = [_ruled_out(cause, arm, frames, study, ours_distance, recompute) for arm in cause.get("ruled_out", [])]
-    ruled_text = "".join(f"; ruled out by ablation ({text})" for text in ruled)
+    ruled_text = "".join(f"; ruled out by ablation ({text}" for text in ruled)
     if cause["kind"] == "unknown":
         return "unknown" + ruled_text + (f"; note: {note}" if note else "")
     if "cited" in cause:
@@ -213,15 +215,8 @@ def cause_text(cause: dict[str, Any], *, frames: dict[str, pd.DataFrame], study:
         measured = f"measured: {measured}"
     else:
         arm = cause["ablation"]
-        if recompute is None or ours_distance is None:
-            raise _unmeasurable(cause, "this row has no figure an ablation can move (no paper sign or number)")
-        if arm.get("study", study) not in frames:
-            raise _unmeasurable(cause, f"no evidence of study {arm['study']!r} was given")
-        result = recompute(arm)
-        if result is None:
-            raise _unmeasurable(cause, f"the ablation arm {arm} has no complete runs")
-        text, distance = result
-        closer = distance < ours_distance
+        text, distance = _ablate(cause, arm, frames, study, ours_distance, recompute)
+        closer = ours_distance is not None and distance < ours_distance
         measured = f"ablation ({_arm_text(arm)}): {text}, {'closer to' if closer else 'not closer to'} the paper's"
         if not closer:
             raise CauseError(f"the ablation does not move ours towards the paper's figure: {measured}",
@@ -230,9 +225,9 @@ def cause_text(cause: dict[str, Any], *, frames: dict[str, pd.DataFrame], study:
     return f"{cause['kind']}; {measured}" + ruled_text + (f"; note: {note}" if note else "")
 
 
-def _ruled_out(cause: dict[str, Any], arm: dict[str, Any], frames: dict[str, pd.DataFrame], study: str,
-               ours_distance: float | None, recompute: Recompute | None) -> str:
-    """An ablation tried in vain: it must not move ours towards the paper's (else it is a cause)."""
+def _ablate(cause: dict[str, Any], arm: dict[str, Any], frames: dict[str, pd.DataFrame], study: str,
+            ours_distance: float | None, recompute: Recompute | None) -> tuple[str, float]:
+    """The row recomputed on an ablation arm: (ours there in words, its distance to the paper's)."""
     if recompute is None or ours_distance is None:
         raise _unmeasurable(cause, "this row has no figure an ablation can move (no paper sign or number)")
     if arm.get("study", study) not in frames:
@@ -240,11 +235,20 @@ def _ruled_out(cause: dict[str, Any], arm: dict[str, Any], frames: dict[str, pd.
     result = recompute(arm)
     if result is None:
         raise _unmeasurable(cause, f"the ablation arm {arm} has no complete runs")
-    text, distance = result
-    if distance < ours_distance:
-        raise CauseError(f"an ablation said to be ruled out moves ours towards the paper's figure ({_arm_text(arm)}: "
-                         f"{text}): it is a cause", path=cause.get("path"), line=cause.get("line"), field="cause")
-    return f"{_arm_text(arm)}: {text}"
+    return result
+
+
+def _ruled_out(cause: dict[str, Any], arm: dict[str, Any], frames: dict[str, pd.DataFrame], study: str,
+               ours_distance: float | None, recompute: Recompute | None) -> str:
+    """An ablation tried in vain: it leaves at least half of ours' gap (else it is a cause)."""
+    text, distance = _ablate(cause, arm, frames, study, ours_distance, recompute)
+    assert ours_distance is not None  # _ablate checked it
+    if distance < RULED_OUT_SHARE * ours_distance:
+        raise CauseError(f"an ablation said to be ruled out closes half or more of the gap to the paper's figure "
+                         f"({_arm_text(arm)}: {text}): it is a cause", path=cause.get("path"), line=cause.get("line"),
+                         field="cause")
+    return f"{_arm_text(arm)}): {text}, its gap {distance / ours_distance:.0%} of ours" if ours_distance else \
+        f"{_arm_text(arm)}): {text}"
 
 
 def studies_named(cause: dict[str, Any]) -> list[str]:

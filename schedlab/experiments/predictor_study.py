@@ -203,53 +203,39 @@ def run_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] 
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     data = None
-    rows = []
-    for table in study["tables"]:
-        for model in study["models"]:
-            key = {"workload": sha, "split": table["split"], "features": table["features"], "model": model,
-                   "seed": study["seed"], "test_share": study["test_share"], "versions": versions(),
-                   "recipe": RECIPE_VERSION}
-            result = runs_dir / f"{canonical_hash(key)[:16]}.json"
-            if not result.is_file():
-                data = data or load_training_data(workload)
-                _, card = train_on(data, workload, features=table["features"], model=model, split=table["split"],
-                                   test_share=study["test_share"], seed=study["seed"], sha256=sha)
-                with atomic_write(result) as handle:
-                    handle.write(json.dumps(card, indent=1, sort_keys=True, default=str) + "\n")
-            card = json.loads(result.read_text())
-            row = {"table": table["name"], "title": table["title"], "model": model, "split": table["split"],
-                   "features": table["features"], "nb_train": card["training_data"]["nb_jobs"],
-                   "nb_test": card["split"]["nb_test_jobs"], "fit_s": card["timing"]["fit_s"],
-                   "predict_us_per_job": 1e6 * card["timing"]["predict_s_per_job"], "result": result.name}
-            row.update({k: v for k, v in flat_report(card["metrics"]).items() if k != "nb_jobs"})
-            rows.append(row)
-            if progress:
-                r2 = "-" if row["r2"] is None else f"{row['r2']:.3f}"  # None: the test run times do not vary
-                progress(f"{table['title']}: {model}: MAE {row['mae_min']:.2f} min, R2 {r2}, fit {row['fit_s']:.1f} s")
+
+    def trained(table: dict[str, Any], model: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """One (table, model[, setting]) trained once (DIR/runs/ID.json), as a results row."""
+        nonlocal data
+        key = {"workload": sha, "split": table["split"], "features": table["features"], "model": model,
+               **({"params": params} if params is not None else {}), "seed": study["seed"],
+               "test_share": study["test_share"], "versions": versions(), "recipe": RECIPE_VERSION}
+        result = runs_dir / f"{canonical_hash(key)[:16]}.json"
+        if not result.is_file():
+            data = data or load_training_data(workload)
+            _, card = train_on(data, workload, features=table["features"], model=model, split=table["split"],
+                               test_share=study["test_share"], seed=study["seed"], sha256=sha, params=params)
+            with atomic_write(result) as handle:
+                handle.write(json.dumps(card, indent=1, sort_keys=True, default=str) + "\n")
+        card = json.loads(result.read_text())
+        searched = {} if params is None else {"model": search_label(model, params), "search_of": model,
+                                              "params": json.dumps(params, sort_keys=True)}
+        row = {"table": table["name"], "title": table["title"], "model": model, **searched, "split": table["split"],
+               "features": table["features"], "nb_train": card["training_data"]["nb_jobs"],
+               "nb_test": card["split"]["nb_test_jobs"], "fit_s": card["timing"]["fit_s"],
+               "predict_us_per_job": 1e6 * card["timing"]["predict_s_per_job"], "result": result.name}
+        row.update({k: v for k, v in flat_report(card["metrics"]).items() if k != "nb_jobs"})
+        if progress:
+            r2 = "-" if row["r2"] is None else f"{row['r2']:.3f}"  # None: the test run times do not vary
+            progress(f"{table['title']}: {row['model']}: MAE {row['mae_min']:.2f} min, R2 {r2}, "
+                     f"fit {row['fit_s']:.1f} s")
+        return row
+
+    rows = [trained(table, model, None) for table in study["tables"] for model in study["models"]]
     search: dict[str, Any] = study.get("search") or {"settings": {}}
-    searched: dict[str, Any] = next((t for t in study["tables"] if t["name"] == search.get("table")), {})
-    for model, entries in search["settings"].items():
-        for params in entries:
-            key = {"workload": sha, "split": searched["split"], "features": searched["features"], "model": model,
-                   "params": params, "seed": study["seed"], "test_share": study["test_share"],
-                   "versions": versions(), "recipe": RECIPE_VERSION}
-            result = runs_dir / f"{canonical_hash(key)[:16]}.json"
-            if not result.is_file():
-                data = data or load_training_data(workload)
-                _, card = train_on(data, workload, features=searched["features"], model=model, split=searched["split"],
-                                   test_share=study["test_share"], seed=study["seed"], sha256=sha, params=params)
-                with atomic_write(result) as handle:
-                    handle.write(json.dumps(card, indent=1, sort_keys=True, default=str) + "\n")
-            card = json.loads(result.read_text())
-            row = {"table": searched["name"], "title": searched["title"], "model": search_label(model, params),
-                   "search_of": model, "params": json.dumps(params, sort_keys=True), "split": searched["split"],
-                   "features": searched["features"], "nb_train": card["training_data"]["nb_jobs"],
-                   "nb_test": card["split"]["nb_test_jobs"], "fit_s": card["timing"]["fit_s"],
-                   "predict_us_per_job": 1e6 * card["timing"]["predict_s_per_job"], "result": result.name}
-            row.update({k: v for k, v in flat_report(card["metrics"]).items() if k != "nb_jobs"})
-            rows.append(row)
-            if progress:
-                progress(f"search {searched['title']}: {row['model']}: MAE {row['mae_min']:.2f} min, R2 {row['r2']}")
+    searched_table: dict[str, Any] = next((t for t in study["tables"] if t["name"] == search.get("table")), {})
+    rows += [trained(searched_table, model, params) for model, entries in search["settings"].items()
+             for params in entries]
     frame = pd.DataFrame(rows)
     with atomic_path(out / "results.parquet") as temporary:
         frame.to_parquet(temporary, index=False)
