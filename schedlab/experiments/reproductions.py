@@ -115,7 +115,7 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
         frame = pd.DataFrame({"row": table["row"], "where": result["factory"]["name"], "source": table["source"],
                               "paper": table["paper figure"], "ours": ours, "same sign?": table["same sign?"],
                               "same size?": table["same size?"], "cause": table["cause"],
-                              "evidence": f"{results_dir.name}/factory.json"})
+                              "evidence": f"{_display(results_dir)}/factory.json"})
         return result["factory"]["name"], frame[COLUMNS]
     if (results_dir / "study.json").is_file():  # a predictor study: published model errors
         from schedlab.experiments.predictor_study import paper_rows as predictor_rows
@@ -131,6 +131,7 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
         table = predictor_rows(results_dir)
         if table.empty:
             return name, pd.DataFrame(columns=COLUMNS)
+        table["evidence"] = [_evidence(c, name, "", locations, _display(results_dir)) for c in table["cause"]]
         table["cause"] = [final_cause(c, _agrees(s, z), frames=frames, study=name, context={})
                           for c, s, z in zip(table["cause"], table["same sign?"], table["same size?"], strict=True)]
         return name, pd.DataFrame({"where": name, "source": "paper", **{c: table[c] for c in table.columns}},
@@ -149,7 +150,9 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
         return study["name"], pd.DataFrame({
             "row": table["row"], "where": Path(study["source"]).name, "source": "paper",
             "paper": table["paper figure"], "ours": table["ours"], "same sign?": table["same sign?"],
-            "same size?": table["same size?"], "cause": cause, "evidence": study.get("evidence", "")})
+            "same size?": table["same size?"], "cause": cause,
+            "evidence": _evidence(study["cause"], study["name"], study.get("evidence", ""), locations,
+                                  _display(results_dir))})
     results = read_results(results_dir)
     name = str(results["campaign"].iloc[0])
     frames.setdefault(name, results)
@@ -445,11 +448,12 @@ def write_evidence(results_dir: Path, out: Path) -> dict[str, Any]:
         if (results_dir / name).is_file():
             shutil.copyfile(results_dir / name, staging / name)
     refresh_paper(staging)
-    here = f'"{Path.cwd().resolve()}/'
-    for name in JSON_FILES:  # paths inside the repository, relative to it: no machine's paths
+    here = Path.cwd().resolve()
+    for name in JSON_FILES:  # no machine's paths: the repository's relative to it, the data beside it as ../shared
         if (staging / name).is_file():
             text = (staging / name).read_text()
-            (staging / name).write_text(text.replace(here, '"'))
+            text = text.replace(f'"{here}/', '"').replace(f'"{here.parent}/shared/', '"../shared/')
+            (staging / name).write_text(text)
     versions: dict[str, list[str]] = {}
     for name in ("factory.json", "study.json", "reliability.json"):  # a study's own record of them
         if (results_dir / name).is_file():
