@@ -215,6 +215,16 @@ def test_a_cited_cause_and_the_evidence_committed_in_place_of_the_results(tmp_pa
                    "no study named 'u' among the studies given")
 
 
+def test_a_campaign_of_ablation_arms_alone_has_no_published_row(tmp_path):
+    """A study run only for other studies' causes (no [compare], no [[claims]]) is listed, rowless."""
+    path = tmp_path / "arms.toml"
+    path.write_text(CAMPAIGN.split("[compare]")[0].replace('name = "t"', 'name = "arms"'))
+    run(path, tmp_path / "arms")
+    record = tmp_path / "r.md"
+    assert main(["reproductions", str(tmp_path / "arms"), "-o", str(record)]) == 0
+    assert "- **arms**: no published figure to compare." in record.read_text()
+
+
 @pytest.mark.parametrize("cause, message", [
     ('{ kind = "data", statistic = "median", metric = "mean_waiting_time_s", schedulers = ["fcfs"] }',
      "cause.below': expected a number: the bound"),

@@ -58,6 +58,8 @@ def test_the_reliability_study_runs_and_reports_beside_the_paper(tmp_path, capsy
     agrees = table["same size?"].iloc[0] == "yes" and table["same sign?"].iloc[0] == "yes"
     assert table["cause"].iloc[0] == ("none" if agrees else "data; cited: a test; note: n")
     assert table["evidence"].iloc[0] == f"{tmp_path / 'caused'}; see also here"  # its own evidence first
+    assert main(["evidence", str(tmp_path / "caused"), "-o", str(tmp_path / "evidence")]) == 0
+    assert study_table(tmp_path / "evidence")[1]["paper"].tolist() == table["paper"].tolist()
     path.write_text(caused.replace(cited, '"data: because"').format(workload=workload_file(tmp_path, n=300)))
     one_line_error(capsys, ["experiment", "run", str(path), "-o", str(tmp_path / "o")], "field 'cause'")
 

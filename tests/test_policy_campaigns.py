@@ -337,6 +337,10 @@ def test_a_factory_without_trials_fits_the_authors_table_beside_the_paper(tmp_pa
     assert "score spread (the authors' table)" not in rows.index  # the table beside itself says nothing
     assert main(["report", str(out), "-o", str(out / "report")]) == 0
     assert "no trials of ours" in (out / "report" / "report.md").read_text()
+    evidence = tmp_path / "evidence"
+    assert main(["evidence", str(out), "-o", str(evidence)]) == 0  # what reproduce.sh commits
+    assert json.loads((evidence / "inputs.json").read_text())["workloads"][0]["name"] == "scores"
+    assert study_table(evidence)[1]["row"].tolist() == table["row"].tolist()
 
 
 def test_the_study_files_validate_and_the_ci_factory_reports(tmp_path):

@@ -78,6 +78,9 @@ def test_a_predictor_study_runs_once_and_reports_beside_the_paper(tmp_path, caps
     # ours differs beyond x2 in size (R² 0.998 vs 0.72 is within it; MAE 0.08 vs 23.5 min is not)
     assert "| Tab. 3: random: dt MAE (min) | s | paper | 23.51 | 0.08 | - | no (x0.0033) | unknown |" in record
     assert "walltime R²" not in record  # nothing published for the baseline
+    assert main(["evidence", str(tmp_path / "out"), "-o", str(tmp_path / "evidence")]) == 0
+    assert main(["reproductions", str(tmp_path / "evidence"), "-o", str(tmp_path / "rep2.md")]) == 0
+    assert "| Tab. 3: random: dt R² | s | paper | 0.72 |" in (tmp_path / "rep2.md").read_text()
     one_line_error(capsys, ["report", str(tmp_path / "out"), "-o", str(tmp_path / "r2"), "--gantt", "x"],
                    "holds no campaign's runs")
     assert not (tmp_path / "r2").exists()

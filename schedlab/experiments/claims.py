@@ -220,7 +220,8 @@ def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]], *, measured:
                           "same sign?": "-" if holds is None else ("yes" if holds else "no"),
                           "cause": cause, "evidence": claim.get("evidence", ""), "_workload": workload,
                           "_platform": platform, "_distance": None if found is None else found[1],
-                          "_claim": claim, "_label": label, "_headline": bool(claim.get("headline", False))})
+                          "_claim": claim, "_label": label, "_headline": bool(claim.get("headline", False)),
+                          "_summary": False})
         if len(results) > 1:
             known = [r for r in results if r is not None]
             lines.append({"row": f"{claim['row']}: all groups", "paper figure": claim["paper"],
@@ -229,7 +230,7 @@ def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]], *, measured:
                                                                ("mostly" if sum(known) * 2 > len(known) else "no")),
                           "cause": claim.get("cause") or {"kind": "unknown", "note": ""},
                           "evidence": claim.get("evidence", ""), "_workload": None, "_platform": None,
-                          "_distance": None, "_claim": claim, "_label": None, "_headline": False})
+                          "_distance": None, "_claim": claim, "_label": None, "_headline": False, "_summary": True})
     table = pd.DataFrame(lines)
     if measured or table.empty:
         return table

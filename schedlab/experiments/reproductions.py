@@ -168,7 +168,9 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
             return lambda arm: recompute(frames[arm.get("study", name)], line["_claim"], line["_workload"],
                                          line["_platform"], line["_label"], arm)
 
-        cause = [final_cause(line["cause"], _agrees(line["same sign?"], "-"), frames=frames, study=name,
+        cause = [("none" if _agrees(line["same sign?"], "-") else "per group: each group's cause, measured above")
+                 if line["_summary"] else
+                 final_cause(line["cause"], _agrees(line["same sign?"], "-"), frames=frames, study=name,
                              context={"workload": line["_workload"], "platform": line["_platform"]},
                              ours_distance=_number_or_none(line["_distance"]),
                              recompute=ablation(line) if line["_label"] else None)
@@ -179,11 +181,8 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
                               "evidence": [_evidence(c, name, e, locations, _display(results_dir))
                                            for c, e in zip(table["cause"], table["evidence"], strict=True)]})
         return name, frame
-    if not (results_dir / "compare.json").is_file():
-        raise InputError("not a factory (factory.json), a predictor or reliability study (study.json, "
-                         "reliability.json), nor a campaign with "
-                         "[compare] (compare.json) or [[claims]]",
-                         path=str(results_dir))
+    if not (results_dir / "compare.json").is_file():  # a campaign of arms that other studies' causes measure
+        return name, pd.DataFrame(columns=COLUMNS)
     from schedlab.experiments.paper_rows import paper_table
 
     spec = json.loads((results_dir / "compare.json").read_text())
@@ -292,7 +291,7 @@ def summary_lines(name: str, frame: pd.DataFrame) -> list[str]:
         return [f"- **{name}**: no published figure to compare."]
     marked = frame.index[frame["headline"].fillna(False).astype(bool)] if "headline" in frame else []
     headline = frame.index.get_loc(marked[0]) if len(marked) else 0
-    kinds = frame["cause"].map(lambda c: c.split(";")[0].split(" (")[0])
+    kinds = frame["cause"].map(lambda c: c.split(";")[0].split(" (")[0].split(":")[0])
     counts = kinds.value_counts()
     agree = int(counts.get("none", 0))
     differ = ", ".join(f"{int(n)} {kind}" for kind, n in counts.items() if kind != "none")
@@ -405,7 +404,8 @@ def refresh_paper(directory: Path) -> Path | None:
 
         factory = load_factory(path)
         update("factory.json", lambda data: data["factory"].update(paper=factory["paper"]))
-        inputs["workloads"].append({"name": "trace", "source": Path(factory["trace"]).name})
+        source = factory.get("trace") or factory["reference_scores"]  # a factory without trials: the table
+        inputs["workloads"].append({"name": "trace" if "trace" in factory else "scores", "source": Path(source).name})
     elif kind in ("predictor-study", "hybrid-reliability"):
         from schedlab.experiments.hybrid_reliability import load_reliability_study
         from schedlab.experiments.predictor_study import load_study
@@ -459,9 +459,9 @@ def write_evidence(results_dir: Path, out: Path) -> dict[str, Any]:
         if (results_dir / name).is_file():
             recorded = json.loads((results_dir / name).read_text()).get("versions") or {}
             versions = {library: [value] for library, value in recorded.items()}
-    if (results_dir / "results.parquet").is_file() and not versions:
+    if (results_dir / "results.parquet").is_file():
         frame = pd.read_parquet(results_dir / "results.parquet")
-        versions = versions_of(frame)
+        versions = versions or versions_of(frame)
         kept = frame.drop(columns=[c for c in DROPPED if c in frame])
         kept.to_csv(staging / "results.csv", index=False, float_format="%.10g")
     with atomic_write(staging / "versions.json") as handle:
