@@ -411,7 +411,7 @@ def refresh_paper(directory: Path) -> Path | None:
         from schedlab.experiments.predictor_study import load_study
 
         study = (load_study if kind == "predictor-study" else load_reliability_study)(path)
-        keys = ("cause", "size_factor", "paper", "evidence")
+        keys = ("cause", "causes", "size_factor", "paper", "evidence")
         update("study.json" if kind == "predictor-study" else "reliability.json",
                lambda data: data.update({k: study[k] for k in keys if k in study}))
         inputs["workloads"].append({"name": "trace", "source": Path(str(study["source"])).name,
