@@ -117,6 +117,15 @@ def load_cause(raw: Any, at: Any, section: str | None, index: int, key: str = "c
     return cause
 
 
+def load_size_factor(doc: dict[str, Any], at: Any, default: float) -> float:
+    """A study file's `size_factor`: ours within this factor of the paper's figure has its size."""
+    factor = doc.get("size_factor", default)
+    if not _number(factor) or not factor > 1:
+        raise at.error("expected a number > 1 (ours within this factor of the paper's figure has its size)",
+                       key="size_factor")
+    return float(factor)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 

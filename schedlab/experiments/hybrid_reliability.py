@@ -59,13 +59,10 @@ def load_reliability_study(path: str | Path) -> dict[str, Any]:
     paper = doc.get("paper", {})
     if not isinstance(paper, dict) or any(not isinstance(v, int | float) for v in paper.values()):
         raise at.error("expected { model = r, ... }", key="paper")
-    from schedlab.experiments.causes import load_cause
+    from schedlab.experiments.causes import load_cause, load_size_factor
 
     cause, evidence = load_cause(doc.get("cause"), at, None, 0), doc.get("evidence", "")
-    size_factor = doc.get("size_factor", 1.2)
-    if not isinstance(size_factor, int | float) or isinstance(size_factor, bool) or not size_factor > 1:
-        raise at.error("expected a number > 1 (each r within this factor of the paper's has its size)",
-                       key="size_factor")
+    size_factor = load_size_factor(doc, at, 1.2)
     if not isinstance(evidence, str):
         raise at.error("expected a string (where the cause was measured)", key="evidence")
     return {"kind": "hybrid-reliability", "name": str(doc.get("name", path.stem)), "models": models,

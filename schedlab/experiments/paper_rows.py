@@ -59,7 +59,7 @@ def _kind(row: dict[str, Any]) -> str | None:
 
 def load_paper_rows(path: Path, setups: dict[str, Any], labels: list[str]) -> list[dict[str, Any]]:
     """The `[[scheduling]]` rows of a paper figures file, each checked (file, line and key named)."""
-    from schedlab.experiments.causes import load_cause
+    from schedlab.experiments.causes import load_cause, load_size_factor
     from schedlab.experiments.tomlfile import _Locator
     from schedlab.metrics import compute_metrics
 
@@ -69,10 +69,7 @@ def load_paper_rows(path: Path, setups: dict[str, Any], labels: list[str]) -> li
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", path=str(path)) from None
     at = _Locator(path, text)
-    size_factor = paper.get("size_factor", DEFAULT_SIZE_FACTOR)
-    if not isinstance(size_factor, int | float) or isinstance(size_factor, bool) or not size_factor > 1:
-        raise at.error("expected a number > 1 (ours within this factor of the paper's figure has its size)",
-                       key="size_factor")
+    size_factor = load_size_factor(paper, at, DEFAULT_SIZE_FACTOR)
     rows = paper.get("scheduling", [])
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise at.error("expected [[scheduling]] tables", key="scheduling")

@@ -76,7 +76,7 @@ def load_study(path: str | Path) -> dict[str, Any]:
             raise at.error("this table name is used twice", "tables", index, "name")
     for model in models:
         check_choices("diws", model)
-    from schedlab.experiments.causes import load_cause
+    from schedlab.experiments.causes import load_cause, load_size_factor
     from schedlab.experiments.paper_rows import DEFAULT_SIZE_FACTOR
 
     cause = load_cause(doc.get("cause"), at, None, 0)
@@ -85,10 +85,7 @@ def load_study(path: str | Path) -> dict[str, Any]:
         raise at.error("expected { MODEL = cause } for models of this study", key="causes")
     causes = {m: load_cause(c, at, "causes", 0, m) for m, c in causes.items()}
     search = _search(doc.get("search"), at, models, [t["name"] for t in tables])
-    size_factor = doc.get("size_factor", DEFAULT_SIZE_FACTOR)
-    if not isinstance(size_factor, int | float) or isinstance(size_factor, bool) or not size_factor > 1:
-        raise at.error("expected a number > 1 (ours within this factor of the paper's figure has its size)",
-                       key="size_factor")
+    size_factor = load_size_factor(doc, at, DEFAULT_SIZE_FACTOR)
     paper: dict[str, Any] = {}
     if "paper" in doc:
         paper_path = (path.parent / str(doc["paper"])).resolve()
