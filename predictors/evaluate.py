@@ -10,11 +10,19 @@
   |prediction - actual|) / |limit - actual|; "valid" = mean of e over jobs whose prediction is not
   below the actual run time; "general" = mean over all jobs with underestimates counted as 0; jobs
   whose limit equals their run time are left out;
-- the share of jobs whose time limit underestimates their run time.
+- the share of jobs whose time limit underestimates their run time;
+- what matters to a scheduler that plans with the prediction: the signed bias (mean of prediction -
+  actual), the underestimate share (prediction < actual: the plan is late), the kill share (the
+  jobs that would be killed if the prediction, capped by the time limit, were the walltime) and
+  the core-hours those kills waste (each killed job's cores times the prediction it ran for);
+- for a distribution (`quantile_report`): per level q, the coverage (share of run times at or below
+  the predicted q-quantile: q for a calibrated predictor, the calibration curve) and the pinball
+  loss (the quantile loss, minutes).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +45,10 @@ METRICS: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {
     "exact_pct": ("exact: share (%)", lambda r: _pct(r["exact"]["share"])),
     "effectiveness_general_pct": ("effectiveness general (%)", lambda r: _pct(r["effectiveness_general"])),
     "effectiveness_valid_pct": ("effectiveness valid (%)", lambda r: _pct(r["effectiveness_valid"])),
+    "bias_min": ("signed bias (min)", lambda r: r.get("bias_min")),
+    "underestimate_pct": ("underestimated: share (%)", lambda r: _pct(r.get("share_underestimated"))),
+    "kill_pct": ("killed if the walltime: share (%)", lambda r: _pct(r.get("share_killed"))),
+    "wasted_core_h": ("killed if the walltime: core-hours wasted", lambda r: r.get("wasted_core_h")),
 }
 
 
@@ -49,7 +61,10 @@ def flat_report(report: dict[str, Any]) -> dict[str, Any]:
     return {"nb_jobs": report["nb_jobs"], **{column: read(report) for column, (_, read) in METRICS.items()}}
 
 
-def prediction_report(actual_s: np.ndarray, predicted_s: np.ndarray, limit_s: np.ndarray) -> dict[str, Any]:
+def prediction_report(actual_s: np.ndarray, predicted_s: np.ndarray, limit_s: np.ndarray,
+                      cores: np.ndarray | None = None) -> dict[str, Any]:
+    """Errors of point predictions (`cores`: each job's resources, for the core-hours of kills;
+    1 each when not given)."""
     actual = np.asarray(actual_s, dtype=float) / 60.0
     predicted = np.asarray(predicted_s, dtype=float) / 60.0
     limit = np.asarray(limit_s, dtype=float) / 60.0
@@ -87,7 +102,42 @@ def prediction_report(actual_s: np.ndarray, predicted_s: np.ndarray, limit_s: np
                                   if usable.any() else None),
         "effectiveness_valid": float(np.nanmean(effect[valid])) if valid.any() else None,
         "share_limit_underestimates": float((known & (limit < actual)).mean()) if n else None,
+        **_planning(actual, predicted, limit, np.ones(n) if cores is None else np.asarray(cores, dtype=float)),
     }
+
+
+def _planning(actual: np.ndarray, predicted: np.ndarray, limit: np.ndarray, cores: np.ndarray) -> dict[str, Any]:
+    """What a scheduler planning with the predictions meets (times in minutes)."""
+    n = len(actual)
+    as_walltime = np.where(np.isfinite(limit), np.minimum(predicted, limit), predicted)
+    killed = as_walltime < actual
+    return {"bias_min": float((predicted - actual).mean()) if n else None,
+            "share_underestimated": float((predicted < actual).mean()) if n else None,
+            "share_killed": float(killed.mean()) if n else None,
+            "wasted_core_h": float(np.sum(np.where(killed, as_walltime * cores, 0.0)) / 60.0)}
+
+
+def pinball_loss(actual: np.ndarray, quantile: np.ndarray, level: float) -> float:
+    """Mean quantile (pinball) loss of predicted `level`-quantiles, in the unit of the inputs."""
+    gap = np.asarray(actual, dtype=float) - np.asarray(quantile, dtype=float)
+    return float(np.mean(np.maximum(level * gap, (level - 1.0) * gap))) if len(gap) else math.nan
+
+
+def quantile_report(actual_s: np.ndarray, quantiles_s: np.ndarray, levels: Any) -> dict[str, Any]:
+    """Calibration of predicted quantiles ((jobs, levels) seconds): per level, the coverage (share
+    of run times at or below it; equal to the level when calibrated) and the pinball loss (minutes)."""
+    actual = np.asarray(actual_s, dtype=float)
+    quantiles = np.asarray(quantiles_s, dtype=float).reshape(len(actual), -1)
+    levels = [float(q) for q in levels]
+    return {"levels": levels,
+            "coverage": [float((actual <= quantiles[:, k]).mean()) if len(actual) else None
+                         for k in range(len(levels))],
+            "pinball_min": [pinball_loss(actual / 60.0, quantiles[:, k] / 60.0, q) for k, q in enumerate(levels)]}
+
+
+def calibration_error(report: dict[str, Any]) -> float:
+    """The mean |coverage - level| of a quantile report (0: calibrated)."""
+    return float(np.mean([abs(c - q) for c, q in zip(report["coverage"], report["levels"], strict=True)]))
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -109,4 +159,14 @@ def format_report(report: dict[str, Any]) -> str:
     lines.append(f"  effectiveness general {pct(report['effectiveness_general'])}, valid "
                  f"{pct(report['effectiveness_valid'])}; time limit underestimates "
                  f"{pct(report['share_limit_underestimates'])} of jobs")
+    if "bias_min" in report:  # (cards written before these were measured lack them)
+        lines.append(f"  signed bias {num(report['bias_min'])}; underestimated {pct(report['share_underestimated'])}; "
+                     f"killed if the prediction were the walltime {pct(report['share_killed'])} "
+                     f"({num(report['wasted_core_h'])} core-hours wasted)")
+    if report.get("quantiles"):
+        quantiles = report["quantiles"]
+        lines.append("  quantile level / coverage / pinball loss (min): " + "; ".join(
+            f"{q:g} / {pct(c)} / {num(p)}" for q, c, p in zip(quantiles["levels"], quantiles["coverage"],
+                                                              quantiles["pinball_min"], strict=True))
+            + f"; calibration error {pct(calibration_error(quantiles))}")
     return "\n".join(lines)

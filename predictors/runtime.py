@@ -90,9 +90,10 @@ def category_order(values: Any) -> list[Any]:
 
 
 def build_pipeline(columns: list[str], user_means: tuple[str, ...], model: str, seed: int,
-                   categories: list[list[Any]] | None = None):
+                   categories: list[list[Any]] | None = None, estimator: Any = None):
     """Features -> codes (`categories`: per categorical column, its categories in code order;
-    default: sorted) and imputation (fitted on training rows) -> [scaling] -> regressor."""
+    default: sorted) and imputation (fitted on training rows) -> [scaling] -> regressor (the
+    model's, or `estimator`: predictors.distribution's quantile and censored learners)."""
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import Pipeline
@@ -109,7 +110,7 @@ def build_pipeline(columns: list[str], user_means: tuple[str, ...], model: str, 
     steps.append(("impute", SimpleImputer(strategy="median", keep_empty_features=True)))
     if model == "nn":
         steps.append(("scale", MinMaxScaler()))
-    steps.append(("model", _estimator(model, seed)))
+    steps.append(("model", _estimator(model, seed) if estimator is None else estimator))
     return Pipeline(steps)
 
 
@@ -314,7 +315,9 @@ def empty_baseline(model: str, seed: int = 0) -> Baseline:
 TRUSTED_TYPES = frozenset({
     "numpy.dtype", "schedlab.predictors.features.UserMeans", "schedlab.predictors.runtime.RuntimePredictor",
     "schedlab.predictors.runtime.TimeLimitBaseline", "schedlab.predictors.runtime.UserLast2Baseline",
-    "schedlab.predictors.xgb.XGBoostJSON",
+    "schedlab.predictors.xgb.XGBoostJSON", "schedlab.predictors.distribution.QuantilePredictor",
+    "schedlab.predictors.distribution.XGBoostQuantiles", "schedlab.predictors.distribution.CensoredPredictor",
+    "schedlab.predictors.distribution.XGBoostAFT",
     "sklearn.neural_network._stochastic_optimizers.AdamOptimizer", "sklearn.tree._tree.Tree",
 })
 
@@ -374,7 +377,9 @@ def load(path: str | Path) -> tuple[Predictor, dict[str, Any]]:
         raise InputError(f"refusing to load types {', '.join(refused[:3])} (not part of a schedlab predictor)",
                          path=str(path))
     predictor = skops.io.load(path, trusted=untrusted)
-    if not isinstance(predictor, RuntimePredictor | Baseline):
+    # ours (a model, a baseline or a distribution predictor: predictors.distribution, a floor above)
+    if not (isinstance(predictor, RuntimePredictor | Baseline)
+            or type(predictor).__name__ in ("QuantilePredictor", "CensoredPredictor")):
         raise InputError(f"holds a {type(predictor).__name__}, not a schedlab runtime predictor", path=str(path))
     if isinstance(predictor, RuntimePredictor) and predictor.model in BASELINES:
         predictor = _baseline_of(predictor)

@@ -9,9 +9,15 @@ from typing import Any
 import numpy as np
 
 from schedlab.errors import InputError
-from schedlab.predictors.evaluate import prediction_report
+from schedlab.predictors.distribution import DISTRIBUTION_MODELS, DistributionPredictor, make_distribution_predictor
+from schedlab.predictors.evaluate import prediction_report, quantile_report
 from schedlab.predictors.features import SOURCES, get_feature_set, job_table
 from schedlab.predictors.runtime import MODELS, Predictor, data_hash, make_predictor, versions
+
+#: every model name `predictor train` and the studies know: point models, baselines, distributions
+ALL_MODELS = {**MODELS, **DISTRIBUTION_MODELS}
+#: the levels a distribution predictor's card and `predictor evaluate` report calibration at
+REPORTED_LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 SPLITS = ("random", "time", "none")
 
@@ -74,8 +80,8 @@ def train(workload_path: str | Path, *, features: str = "diws", model: str = "dt
 def check_choices(features: str, model: str) -> None:
     """Unknown names, or xgboost missing for gb-xgb: said before any data is read."""
     get_feature_set(features)
-    if model not in MODELS:
-        raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
+    if model not in ALL_MODELS:
+        raise InputError(f"unknown model {model!r} (known: {', '.join(ALL_MODELS)})")
     if model == "gb-xgb":
         from schedlab.predictors.xgb import xgboost_module
 
@@ -85,7 +91,7 @@ def check_choices(features: str, model: str) -> None:
 def train_on(data, workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
              test_share: float = 0.3, seed: int = 0, margin_min: float = 0.0,
              sha256: str | None = None, conversion: dict[str, Any] | None = None,
-             params: dict[str, Any] | None = None) -> tuple[Predictor, dict[str, Any]]:
+             params: dict[str, Any] | None = None) -> tuple[Predictor | DistributionPredictor, dict[str, Any]]:
     """`train` on data already loaded (load_training_data): a study trains many models on one file.
     The card also records the fitting and prediction times (seconds; per job for predictions), and
     when the training jobs end at the earliest (`last_end_s`: submit + run time, the file's clock)
@@ -95,7 +101,7 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
     check_choices(features, model)
     jobs, table, runtimes = data
     train_idx, test_idx = split_indices(jobs, split, test_share, seed, runtimes)
-    predictor = make_predictor(features=features, model=model, seed=seed, margin_min=margin_min, params=params)
+    predictor = new_predictor(model=model, features=features, seed=seed, margin_min=margin_min, params=params)
     began = time.perf_counter()
     predictor.fit(table.iloc[train_idx].reset_index(drop=True), runtimes[train_idx])
     fit_s = time.perf_counter() - began
@@ -104,7 +110,7 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
     card: dict[str, Any] = {
         "features": {"set": features, "description": get_feature_set(features).doc, "used": predictor.columns_,
                      "dropped_not_in_data": predictor.dropped_},
-        "model": {"name": model, "description": MODELS[model], "params": predictor.get_params()},
+        "model": {"name": model, "description": ALL_MODELS[model], "params": predictor.get_params()},
         "training_data": {"path": str(workload_path), "sha256": sha256 or data_hash(workload_path),
                           "nb_jobs": len(train_idx),
                           "submit_window_s": [float(submits[train_idx].min()), float(submits[train_idx].max())],
@@ -124,8 +130,23 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
         began = time.perf_counter()
         predicted = predictor.predict(test)
         card["timing"]["predict_s_per_job"] = (time.perf_counter() - began) / len(test_idx)
-        card["metrics"] = prediction_report(runtimes[test_idx], predicted, test["time_limit"].to_numpy(dtype=float))
+        card["metrics"] = prediction_report(runtimes[test_idx], predicted, test["time_limit"].to_numpy(dtype=float),
+                                            cores=np.array([jobs[i].res for i in test_idx], dtype=float))
+        if isinstance(predictor, DistributionPredictor):
+            card["metrics"]["quantiles"] = quantile_report(runtimes[test_idx],
+                                                           predictor.predict_quantiles(test, REPORTED_LEVELS),
+                                                           REPORTED_LEVELS)
     return predictor, card
+
+
+def new_predictor(*, model: str, features: str = "diws", seed: int = 0, margin_min: float = 0.0,
+                  params: dict[str, Any] | None = None) -> Predictor | DistributionPredictor:
+    """The unfitted predictor of any ALL_MODELS name."""
+    if model in DISTRIBUTION_MODELS:
+        if margin_min:
+            raise InputError(f"model {model!r} predicts a distribution: choose its quantile, not a margin")
+        return make_distribution_predictor(model=model, features=features, seed=seed, params=params)
+    return make_predictor(model=model, features=features, seed=seed, margin_min=margin_min, params=params)
 
 
 def history_overlap(history, workload) -> str | None:

@@ -27,6 +27,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from schedlab.errors import InputError
     from schedlab.predictors.evaluate import format_report, prediction_report
     from schedlab.predictors.runtime import data_hash, load
@@ -36,6 +38,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         check_output_file(args.csv)
     predictor, card = load(args.model)
     jobs, table, runtimes = load_training_data(args.workload)
+    cores = np.array([job.res for job in jobs], dtype=float)
     trained = card.get("training_data", {})
     if trained.get("sha256") == data_hash(args.workload):
         # the very file it learned from: score its held-out jobs only, never the training ones
@@ -44,9 +47,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             raise InputError("this model was trained on all of this workload (--split none): evaluate it on another "
                              "one", path=args.workload)
         _, test = split_indices(jobs, split["kind"], split["test_share"], split["seed"])
-        table, runtimes = table.iloc[test].reset_index(drop=True), runtimes[test]
+        table, runtimes, cores = table.iloc[test].reset_index(drop=True), runtimes[test], cores[test]
         print(f"(the training workload: scoring its {len(test)} held-out jobs, {split['kind']} split)")
-    report = prediction_report(runtimes, predictor.predict(table), table["time_limit"].to_numpy(dtype=float))
+    report = prediction_report(runtimes, predictor.predict(table), table["time_limit"].to_numpy(dtype=float),
+                               cores=cores)
+    if hasattr(predictor, "predict_quantiles"):  # a distribution: its calibration
+        from schedlab.predictors.evaluate import quantile_report
+        from schedlab.predictors.training import REPORTED_LEVELS
+
+        report["quantiles"] = quantile_report(runtimes, predictor.predict_quantiles(table, REPORTED_LEVELS),
+                                              REPORTED_LEVELS)
     if args.csv:
         import csv
 
@@ -74,7 +84,7 @@ def add_parsers(sub: Any, *, light: bool = False) -> None:
     if light:
         return
     from schedlab.predictors.features import FEATURE_SETS
-    from schedlab.predictors.runtime import MODELS
+    from schedlab.predictors.training import ALL_MODELS as MODELS
     from schedlab.predictors.training import SPLITS
 
     psub = p.add_subparsers(dest="predictor_command", required=True)
@@ -84,8 +94,9 @@ def add_parsers(sub: Any, *, light: bool = False) -> None:
                    help="feature set: diws (the DIWS study's), diws-aug (with its augmented features), coare "
                         "(user, requested CPUs, memory and walltime, for adaboost)")
     g.add_argument("--model", choices=list(MODELS), default="dt",
-                   help="learner: dt, rf, gb (scikit-learn), gb-xgb (xgboost), adaboost, nn, or the baselines "
-                        "user-last2 and walltime")
+                   help="learner: dt, rf, gb (scikit-learn), gb-xgb (xgboost), adaboost, nn, the baselines "
+                        "user-last2 and walltime, or a distribution: quantile-xgb (quantiles), aft (killed jobs "
+                        "censored at their limit), aft-naive (the limit taken as their run time)")
     g.add_argument("--split", choices=SPLITS, default="time",
                    help="time: the last jobs test (default); random: a seeded share; none: all train")
     g.add_argument("--test-share", type=float, default=0.3, help="share of jobs in the test set (default 0.3)")
