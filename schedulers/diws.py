@@ -47,25 +47,33 @@ class DIWS(PredictedEasy):
         "allow_overlap": "accept a history or model trained on simulated jobs or on jobs ending after the first "
                          "simulated submission (refused otherwise: it looks ahead); for an oracle arm",
         "aging_s": "a job that has waited this long goes before younger ones, FCFS among them (0: off, the "
-                   "study's order)"}
+                   "study's order)",
+        "quantile": "with a distribution learner (quantile-xgb, aft, aft-naive) or model: the level of each job's "
+                    "run-time distribution the plan uses (0.5: the median; a point predictor's every level is its "
+                    "point)"}
     option_acts_only = {
         **{key: (("model",), lambda o: not o["model"], "without model= (the saved model is used as it is)")
            for key in ("learner", "features", "seed")},
         "allow_overlap": (("history", "model"), lambda o: bool(o["history"] or o["model"]), "with history= or model="),
     }
 
+    #: the queue's order (extension point: easy-predicted keeps EASY's FCFS queue)
+    base_queue_order = "spt"
+
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
-                 learner: Literal["dt", "rf", "gb", "gb-xgb", "nn", "user-last2", "walltime"] = "dt",
+                 learner: Literal["dt", "rf", "gb", "gb-xgb", "nn", "user-last2", "walltime", "quantile-xgb", "aft",
+                                  "aft-naive"] = "dt",
                  seed: int = 0, margin_min: float = 0.0,
                  overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
-                 allow_overlap: bool = False, aging_s: float = 0.0) -> None:
+                 allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5) -> None:
         from schedlab.schedulers.policies import aged, get_policy
 
         if aging_s < 0:
             raise ValueError(f"aging_s must be >= 0 seconds (0: no aging), got {aging_s}")
+        order = self.base_queue_order
         # overrun=walltime: replanned to the walltime end once past the prediction (no correction)
-        super().__init__(queue_order=aged(get_policy("spt"), aging_s) if aging_s else "spt", margin_min=margin_min,
-                         correction="none" if overrun == "walltime" else overrun)
+        super().__init__(queue_order=aged(get_policy(order), aging_s) if aging_s else order, margin_min=margin_min,
+                         correction="none" if overrun == "walltime" else overrun, quantile=quantile)
         self.aging_s = float(aging_s)
         self.model, self.history, self.features, self.learner, self.seed = model, history, features, learner, seed
         self.overrun, self.allow_overlap = overrun, allow_overlap

@@ -158,7 +158,7 @@ SCHEDULERS: dict[str, type[Scheduler]] = {}
 BUILTIN_MODULES = {
     "fcfs": "fcfs", "easy": "easy", "easy-sjbf": "easy", "easy-pp": "easy_pp", "diws": "diws",
     "hybrid": "hybrid", "online-sjf": "plan_based", "online-svf": "plan_based", "fcfs-bf1": "plan_based",
-    "fcfs-bf2": "plan_based",
+    "fcfs-bf2": "plan_based", "easy-predicted": "probabilistic", "easy-prob": "probabilistic",
 }
 
 

@@ -13,6 +13,10 @@ study) share.
   ordered (SPT, SJBF) by their prediction; the limit settled at the start (a prediction under 60 s
   fires at once) is what the plan holds for a running job, and what backfilling tests against the
   head's shadow time (testing the shorter prediction would let a backfilled job delay the head).
+- `quantile` (0.5 by default): with a predictor of distributions (predictors/distribution.py), the
+  level of each job's distribution the plan uses (0.9: a pessimistic plan); a point predictor's
+  every quantile is its point. `quantiles_s(jobs, level)` gives other levels (probabilistic
+  backfilling tests candidates by one).
 """
 
 from __future__ import annotations
@@ -37,10 +41,13 @@ class PredictedEasy(EasyBackfilling):
     online = False
 
     def __init__(self, *, queue_order: Any = "fcfs", backfill_order: BackfillOrder = "queue", margin_min: float = 0.0,
-                 correction: str = "none") -> None:
+                 correction: str = "none", quantile: float = 0.5) -> None:
         super().__init__(queue_order=queue_order, backfill_order=backfill_order)
         if correction not in CORRECTIONS:
             raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+        if not 0.0 < quantile < 1.0:
+            raise ValueError(f"quantile must be in (0, 1), got {quantile}")
+        self.quantile = float(quantile)
         self.margin_min = float(margin_min)
         self.correction = correction
         self.revision_lead_s = 0.0 if correction == "none" else LEAD_S
@@ -48,6 +55,7 @@ class PredictedEasy(EasyBackfilling):
         self._predicted_s: dict[str, float] = {}
         self._arrivals: list[tuple[Job, float]] = []
         self._memo: dict[tuple[Any, ...], float] = {}
+        self._level_memos: dict[float, dict[tuple[Any, ...], float]] = {}  # quantiles_s's, per level
         self._limits: dict[str, Limit] = {}
 
     @property
@@ -68,6 +76,8 @@ class PredictedEasy(EasyBackfilling):
         predictor = self._predictor
         if predictor.reads_requests_only:  # a baseline: cheaper than the memo
             return predictor.predict_jobs(jobs)
+        if self.quantile != 0.5 and hasattr(predictor, "quantile_rows"):
+            return self.quantiles_s(jobs, self.quantile)
         columns, memo = predictor.columns_, self._memo
         keys = [tuple(job_values(job, columns)) for job in jobs]
         unseen = list(dict.fromkeys(key for key in keys if key not in memo))
@@ -75,9 +85,26 @@ class PredictedEasy(EasyBackfilling):
             memo.update(zip(unseen, predictor.predict_rows(unseen).tolist(), strict=True))
         return np.array([memo[key] for key in keys], dtype=float)
 
+    def quantiles_s(self, jobs: list[Job], level: float) -> np.ndarray:
+        """Each job's run time `level`-quantile: a distribution predictor's (memoised per feature row
+        and level), a point predictor's point (with `margin_min` and the clip of the plan's estimate
+        applied by the caller)."""
+        from schedlab.predictors.features import job_values
+
+        predictor = self._predictor
+        if not hasattr(predictor, "quantile_rows"):  # a point: every level is it
+            return self.predict_runtimes_s(jobs)
+        columns, memo = predictor.columns_, self._level_memos.setdefault(level, {})
+        keys = [tuple(job_values(job, columns)) for job in jobs]
+        unseen = list(dict.fromkeys(key for key in keys if key not in memo))
+        if unseen:
+            memo.update(zip(unseen, predictor.quantile_rows(unseen, level).tolist(), strict=True))
+        return np.array([memo[key] for key in keys], dtype=float)
+
     def forget_predictions(self) -> None:
         """The predictor changed (it learned): later submissions are predicted afresh."""
         self._memo.clear()
+        self._level_memos.clear()
 
     def job_finished(self, running: Running, state: JobState, now: float) -> None:
         super().job_finished(running, state, now)
@@ -100,13 +127,18 @@ class PredictedEasy(EasyBackfilling):
         if self._arrivals:
             arrivals, self._arrivals = self._arrivals, []
             predictions = self.predict_runtimes_s([job for job, _ in arrivals])
-            margin_s, submit = 60.0 * self.margin_min, super().on_job_submitted
+            submit = super().on_job_submitted
             for (job, submitted), predicted in zip(arrivals, predictions.tolist(), strict=True):
-                limit = math.inf if job.walltime_s is None else job.walltime_s
-                value = predicted + margin_s if math.isfinite(predicted) else limit
-                self._predicted_s[job.id] = min(max(value, 1.0), limit)
+                self._predicted_s[job.id] = self.clipped_s(job, predicted)
                 submit(job, submitted)
         return super().decide(now)
+
+    def clipped_s(self, job: Job, predicted_s: float) -> float:
+        """A prediction as the plan takes it: + margin_min, within [1 s, walltime] (an unknown
+        prediction: the walltime)."""
+        limit = math.inf if job.walltime_s is None else job.walltime_s
+        value = predicted_s + 60.0 * self.margin_min if math.isfinite(predicted_s) else limit
+        return min(max(value, 1.0), limit)
 
     # ------------------------------------------------------------------ corrections
     def _start_limit(self, job: Job, estimate_s: float) -> Limit:

@@ -467,7 +467,7 @@ def loaded(draw):
     return nb_res, specs
 
 
-NAMES = sorted(name for name in all_schedulers() if name not in ("diws",))
+NAMES = sorted(name for name in all_schedulers() if name not in ("diws", "easy-predicted", "easy-prob"))
 
 
 @pytest.mark.parametrize("name", NAMES)

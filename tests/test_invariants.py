@@ -12,8 +12,12 @@ from schedlab.schedulers.policies import get_policy
 from tests.helpers.data import examples, make_workload
 from tests.helpers.invariants import PLAN_MODES, check_invariants, render, scenarios, simulate, watch_plan
 
-# diws needs a predictor: its invariants are checked in tests/test_diws.py
-CONFIGS = [(name, {}) for name in sorted(all_schedulers()) if name != "diws"] + [
+# diws and the EASY-with-predictor schedulers need a predictor: a point learner here (diws's invariants
+# with models are in tests/test_diws.py, a distribution's in tests/test_probabilistic.py)
+NEEDS_PREDICTOR = ("diws", "easy-predicted", "easy-prob")
+CONFIGS = [(name, {}) for name in sorted(all_schedulers()) if name not in NEEDS_PREDICTOR] + [
+    ("easy-predicted", {"learner": "user-last2", "quantile": 0.9}),
+    ("easy-prob", {"learner": "user-last2", "p": 0.5, "overrun": "tsafrir"}),
     ("easy", {"queue_order": "spt"}), ("easy", {"queue_order": "wfp3"}), ("fcfs", {"queue_order": "saf"}),
     ("easy-sjbf", {"queue_order": "f2"}), ("easy", {"reservation": "machines"}),
     ("easy", {"reservation": "machines", "rjms_delay_s": 0.0}),

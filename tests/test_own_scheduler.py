@@ -232,6 +232,9 @@ def test_pybatsim_entry_refuses_names_pybatsim_cannot_load(tmp_path):
     pytest.param("easy-pp", {"predictor": "user-last2", "correction": "power"}, marks=pytest.mark.slow),
     # every other shipped scheduler, with the options it needs
     pytest.param("diws", {"learner": "user-last2"}, marks=pytest.mark.slow),
+    # easy-prob with a distribution model: tests/test_probabilistic.py
+    pytest.param("easy-predicted", {"learner": "user-last2", "quantile": "0.8", "overrun": "power"},
+                 marks=pytest.mark.slow),
     pytest.param("fcfs-bf1", {}, marks=pytest.mark.slow), pytest.param("fcfs-bf2", {}, marks=pytest.mark.slow),
     pytest.param("online-svf", {}, marks=pytest.mark.slow),
 ])
