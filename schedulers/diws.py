@@ -18,21 +18,32 @@ that has waited that long before every younger one, FCFS among them (policies.ag
 `learner=user-last2` (EASY++'s predictor) also learns online: each job that ends adds its run time
 to its user's history (the only moment a run time is known); it needs no history file (walltimes
 until a user has completed jobs) and starts from one when given.
+
+The online protocol for a trained learner (any of `predictor train`'s models, distributions
+included): `refit_s=SECONDS` retrains it every that many simulated seconds, `refit_jobs=N` after
+every N completions, on `history=` (if given) and the jobs completed before the refit (a job is
+learned only once it has ended; features are what its submission told); walltimes until the first
+fit without a history. A killed job's run time is its time limit: `aft` learns it as censored.
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from typing import Any, Literal
 
+from schedlab.model import Decision, Job, JobState
 from schedlab.schedulers.base import register
 from schedlab.schedulers.predicted import PredictedEasy
+from schedlab.schedulers.queue import Running
 
 
 @register("diws")
 class DIWS(PredictedEasy):
     """DIWS: EASY backfilling with the queue in predicted-run-time order and predictions in the plan."""
 
-    option_choices = {"model": "PATH.skops", "history": "WORKLOAD.json", "aging_s": "SECONDS >= 0"}
+    option_choices = {"model": "PATH.skops", "history": "WORKLOAD.json", "aging_s": "SECONDS >= 0",
+                      "refit_s": "SECONDS >= 0", "refit_jobs": "N >= 0"}
     option_help = {
         "model": "a runtime predictor saved by `schedlab predictor train`, used as it is",
         "history": "jobs completed before the simulated window (a Batsim workload); the predictor is trained on "
@@ -50,11 +61,18 @@ class DIWS(PredictedEasy):
                    "study's order)",
         "quantile": "with a distribution learner (quantile-xgb, aft, aft-naive) or model: the level of each job's "
                     "run-time distribution the plan uses (0.5: the median; a point predictor's every level is its "
-                    "point)"}
+                    "point)",
+        "refit_s": "retrain learner= every this many simulated seconds on history= (if any) and the jobs "
+                   "completed before the refit time (0: trained once, before the simulation; walltimes until "
+                   "the first fit without history=)",
+        "refit_jobs": "retrain learner= after every this many completions, on history= (if any) and every job "
+                      "completed so far (0: off)"}
     option_acts_only = {
         **{key: (("model",), lambda o: not o["model"], "without model= (the saved model is used as it is)")
            for key in ("learner", "features", "seed")},
         "allow_overlap": (("history", "model"), lambda o: bool(o["history"] or o["model"]), "with history= or model="),
+        **{key: (("model", "learner"), lambda o: not o["model"] and o["learner"] not in ("user-last2", "walltime"),
+                 "with a learner= that is trained (not a model= nor a baseline)") for key in ("refit_s", "refit_jobs")},
     }
 
     #: the queue's order (extension point: easy-predicted keeps EASY's FCFS queue)
@@ -65,11 +83,14 @@ class DIWS(PredictedEasy):
                                   "aft-naive"] = "dt",
                  seed: int = 0, margin_min: float = 0.0,
                  overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
-                 allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5) -> None:
+                 allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5, refit_s: float = 0.0,
+                 refit_jobs: int = 0) -> None:
         from schedlab.schedulers.policies import aged, get_policy
 
         if aging_s < 0:
             raise ValueError(f"aging_s must be >= 0 seconds (0: no aging), got {aging_s}")
+        if refit_s < 0 or refit_jobs < 0 or (refit_s and refit_jobs):
+            raise ValueError(f"give refit_s > 0 or refit_jobs > 0 (or neither), got {refit_s} and {refit_jobs}")
         order = self.base_queue_order
         # overrun=walltime: replanned to the walltime end once past the prediction (no correction)
         super().__init__(queue_order=aged(get_policy(order), aging_s) if aging_s else order, margin_min=margin_min,
@@ -77,11 +98,21 @@ class DIWS(PredictedEasy):
         self.aging_s = float(aging_s)
         self.model, self.history, self.features, self.learner, self.seed = model, history, features, learner, seed
         self.overrun, self.allow_overlap = overrun, allow_overlap
+        self.refit_s, self.refit_jobs = float(refit_s), int(refit_jobs)
         self.online = learner == "user-last2"
         if model and history:
             raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on), not both")
         baseline = learner in ("user-last2", "walltime")
-        if not (model or history or baseline) and type(self).predict_runtimes_s is DIWS.predict_runtimes_s:
+        refits = bool(refit_s or refit_jobs)
+        # online refits: the jobs that ended and are not learned yet (end time, job, run time), then the
+        # learned ones' feature rows (each read once) and run times
+        self._ended: list[tuple[float, Job, float]] = []
+        self._learned_rows: list[list[Any]] = []
+        self._learned_runtimes_s: list[float] = []
+        self._next_refit_s: float | None = None
+        self._history_data: tuple[Any, list[float]] | None = None
+        self.refits = 0
+        if not (model or history or baseline or refits) and type(self).predict_runtimes_s is DIWS.predict_runtimes_s:
             raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on); "
                              "learner=user-last2 or walltime need neither")
 
@@ -112,10 +143,66 @@ class DIWS(PredictedEasy):
         if self._predictor is None and (self.model or self.history):
             self._predictor = self._load_or_train()
             self.online = getattr(self._predictor, "learns_each_completion", False)
-        elif self._predictor is None and self.learner in ("user-last2", "walltime"):
+        elif self._predictor is None and (self.learner in ("user-last2", "walltime") or self.refit_s
+                                          or self.refit_jobs):
             from schedlab.predictors.runtime import empty_baseline
 
-            self._predictor = empty_baseline(self.learner, self.seed)
+            # a learner refitted online predicts walltimes until its first fit
+            baseline = self.learner if self.learner in ("user-last2", "walltime") else "walltime"
+            self._predictor = empty_baseline(baseline, self.seed)
+
+    # ------------------------------------------------------------------ online refits
+    def job_finished(self, running: Running, state: JobState, now: float) -> None:
+        super().job_finished(running, state, now)
+        if self.refit_s or self.refit_jobs:  # a killed job's run time is its limit: censored for `aft`
+            self._ended.append((now, running.job, now - running.start_s))
+
+    def decide(self, now: float) -> list[Decision]:
+        if self.refit_s:
+            if self._next_refit_s is None:
+                self._next_refit_s = now + self.refit_s
+            elif now >= self._next_refit_s:
+                # the model of the last refit time passed, fitted on what had ended by then: predictions
+                # depend on simulated time only, not on when decisions happen
+                while self._next_refit_s + self.refit_s <= now:
+                    self._next_refit_s += self.refit_s
+                self._refit(self._next_refit_s)
+                self._next_refit_s += self.refit_s
+        elif self.refit_jobs and len(self._ended) >= self.refit_jobs:
+            self._refit(math.inf)
+        return super().decide(now)
+
+    def _refit(self, at_s: float) -> None:
+        """`learner` on the history and the jobs completed strictly before `at_s` (a job ending at
+        the refit time itself is learned next time: the model does not depend on whether its
+        completion reaches us before or after a call), features known at their submission."""
+        import time
+
+        import pandas as pd
+
+        from schedlab.predictors.features import get_feature_set, job_values, rows_table
+        from schedlab.predictors.training import load_training_data, new_predictor
+
+        began = time.perf_counter()
+        columns = list(get_feature_set(self.features).columns)
+        count = bisect_left(self._ended, at_s, key=lambda ended: ended[0])  # in completion order
+        self._learned_rows += [job_values(job, columns) for _, job, _ in self._ended[:count]]
+        self._learned_runtimes_s += [runtime for _, _, runtime in self._ended[:count]]
+        del self._ended[:count]
+        table, runtimes = rows_table(self._learned_rows, columns), list(self._learned_runtimes_s)
+        if self.history:
+            if self._history_data is None:  # read once
+                _, history, history_runtimes = load_training_data(self.history)
+                self._history_data = history[columns], history_runtimes.tolist()
+            table = pd.concat([self._history_data[0], table], ignore_index=True)
+            runtimes = [*self._history_data[1], *runtimes]
+        if len(runtimes) < 2:
+            return
+        self._predictor = new_predictor(model=self.learner, features=self.features, seed=self.seed).fit(table, runtimes)
+        self._predictor.compile()
+        self.refits += 1
+        self.forget_predictions()
+        self.training_time_s += time.perf_counter() - began
 
     def _load_or_train(self):
         from schedlab.predictors.runtime import data_hash, load, save

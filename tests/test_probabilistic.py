@@ -195,3 +195,50 @@ def test_serve_under_real_batsim_equals_the_engine(aft_model, tmp_path):
     assert done.returncode == 0, done.stderr
     real = (tmp_path / "real" / "out_jobs.csv").read_text().splitlines()
     assert len(real) == 1001 and real == (tmp_path / "ours" / "jobs.csv").read_text().splitlines()
+
+
+# ---------------------------------------------------------------------------------------------- online refits
+
+
+@pytest.mark.parametrize(("learner", "refit"), [("dt", {"refit_jobs": 3}), ("gb-xgb", {"refit_s": 40}),
+                                               ("quantile-xgb", {"refit_jobs": 4}), ("aft", {"refit_s": 30}),
+                                               ("aft-naive", {"refit_jobs": 2})])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios(), cut=st.integers(10, 150))
+def test_online_refits_never_look_ahead(learner, refit, scenario, cut):
+    """Other run times for the jobs that end after a cut change no start before it: a learner
+    refitted online learns a job only once it has ended."""
+    nb_res, specs = scenario
+    options = {"learner": learner, "quantile": 0.7, **refit}
+    first = run(nb_res, specs, create_scheduler("easy-prob", options))
+    check_invariants(first, nb_res)
+    ends = {record.job.name: record.finish_s for record in first.records.values()}  # None: rejected
+    changed = [(n, s, r, d * 3 + 7 if (ends[n] or 0) > cut else d, w) for n, s, r, d, w in specs]
+    second = run(nb_res, changed, create_scheduler("easy-prob", options))
+
+    def before_cut(engine):
+        return {job_id: r.start_s for job_id, r in engine.records.items() if r.start_s is not None and r.start_s < cut}
+
+    assert before_cut(first) == before_cut(second)
+
+
+def test_refits_learn_from_completions_and_censor_the_killed(tmp_path):
+    """Jobs of 16 cores run 1,000 s, of 1 core 10 s, all under 2,000 s walltimes; after the first refit
+    the learner tells them apart. A killed job is learned as censored at its limit."""
+    specs = [(f"j{i}", 30 * i, 16 if i % 2 else 1, 1000 if i % 2 else 10, 2000) for i in range(60)]
+    scheduler = create_scheduler("easy-predicted", {"learner": "aft", "refit_jobs": 10})
+    run(32, specs, scheduler)
+    assert scheduler.refits >= 3
+    late = {job_id: s for job_id, s in scheduler.predictions_s.items() if int(job_id.split("!j")[1]) >= 40}
+    wide = [s for job_id, s in late.items() if int(job_id.split("!j")[1]) % 2]
+    narrow = [s for job_id, s in late.items() if not int(job_id.split("!j")[1]) % 2]
+    assert min(wide) > 300 and max(narrow) < 100
+    before = [s for job_id, s in scheduler.predictions_s.items() if job_id == "w0!j0"]
+    assert before == [2000.0]  # walltimes until the first fit
+
+
+def test_refit_options_are_checked():
+    with pytest.raises(InputError, match="refit_s > 0 or refit_jobs > 0"):
+        create_scheduler("easy-predicted", {"learner": "dt", "refit_s": "10", "refit_jobs": "3"})
+    with pytest.raises(InputError, match="no effect"):
+        create_scheduler("easy-predicted", {"learner": "user-last2", "refit_jobs": "3"})
