@@ -24,6 +24,10 @@ included): `refit_s=SECONDS` retrains it every that many simulated seconds, `ref
 every N completions, on `history=` (if given) and the jobs completed before the refit (a job is
 learned only once it has ended; features are what its submission told); walltimes until the first
 fit without a history. A killed job's run time is its time limit: `aft` learns it as censored.
+
+`learner=exact` with `oracle=WORKLOAD` (a campaign writes `@workload`) plans with the real run times:
+the clairvoyant reference of a predictor study, an explicit input (schedulers/runtimes.py), never a
+leak.
 """
 
 from __future__ import annotations
@@ -43,14 +47,17 @@ class DIWS(PredictedEasy):
     """DIWS: EASY backfilling with the queue in predicted-run-time order and predictions in the plan."""
 
     option_choices = {"model": "PATH.skops", "history": "WORKLOAD.json", "aging_s": "SECONDS >= 0",
-                      "refit_s": "SECONDS >= 0", "refit_jobs": "N >= 0"}
+                      "refit_s": "SECONDS >= 0", "refit_jobs": "N >= 0",
+                      "oracle": "WORKLOAD.json | @workload (campaigns)"}
     option_help = {
         "model": "a runtime predictor saved by `schedlab predictor train`, used as it is",
         "history": "jobs completed before the simulated window (a Batsim workload); the predictor is trained on "
                    "them before the simulation, and cached by content in $SCHEDLAB_CACHE",
         "features": "the features the predictor is trained on with history= (diws-aug adds the study's "
                     "augmented ones)",
-        "learner": "the model trained on history=; user-last2 and walltime need no history",
+        "learner": "the model trained on history=; user-last2 and walltime need no history; exact (the clairvoyant "
+                   "reference) reads the run times of oracle=",
+        "oracle": "the workload whose run times learner=exact plans with (campaigns: @workload)",
         "seed": "the training's random seed (history=)",
         "margin_min": "minutes added to every prediction (the study's +60 min was an analysis, not its scheduler)",
         "overrun": "a job running past its prediction: replanned to its walltime, or corrected (simple +1 h, "
@@ -71,7 +78,9 @@ class DIWS(PredictedEasy):
         **{key: (("model",), lambda o: not o["model"], "without model= (the saved model is used as it is)")
            for key in ("learner", "features", "seed")},
         "allow_overlap": (("history", "model"), lambda o: bool(o["history"] or o["model"]), "with history= or model="),
-        **{key: (("model", "learner"), lambda o: not o["model"] and o["learner"] not in ("user-last2", "walltime"),
+        "oracle": (("learner",), lambda o: o["learner"] == "exact", "with learner=exact"),
+        **{key: (("model", "learner"), lambda o: not o["model"] and o["learner"] not in ("user-last2", "walltime",
+                                                                                         "exact"),
                  "with a learner= that is trained (not a model= nor a baseline)") for key in ("refit_s", "refit_jobs")},
     }
 
@@ -80,11 +89,11 @@ class DIWS(PredictedEasy):
 
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
                  learner: Literal["dt", "rf", "gb", "gb-xgb", "nn", "user-last2", "walltime", "quantile-xgb", "aft",
-                                  "aft-naive"] = "dt",
+                                  "aft-naive", "exact"] = "dt",
                  seed: int = 0, margin_min: float = 0.0,
                  overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
                  allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5, refit_s: float = 0.0,
-                 refit_jobs: int = 0) -> None:
+                 refit_jobs: int = 0, oracle: str = "") -> None:
         from schedlab.schedulers.policies import aged, get_policy
 
         if aging_s < 0:
@@ -99,10 +108,15 @@ class DIWS(PredictedEasy):
         self.model, self.history, self.features, self.learner, self.seed = model, history, features, learner, seed
         self.overrun, self.allow_overlap = overrun, allow_overlap
         self.refit_s, self.refit_jobs = float(refit_s), int(refit_jobs)
+        self.oracle = oracle
+        self._oracle_s: dict[str, float] | None = None
+        if learner == "exact" and (model or history or not oracle):
+            raise ValueError("learner=exact plans with the run times of oracle=WORKLOAD (give it), without model= or "
+                             "history=")
         self.online = learner == "user-last2"
         if model and history:
             raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on), not both")
-        baseline = learner in ("user-last2", "walltime")
+        baseline = learner in ("user-last2", "walltime", "exact")
         refits = bool(refit_s or refit_jobs)
         # online refits: the jobs that ended and are not learned yet (end time, job, run time), then the
         # learned ones' feature rows (each read once) and run times
@@ -120,6 +134,10 @@ class DIWS(PredictedEasy):
         """A history that holds simulated jobs, or jobs ending after the first simulated submission,
         would train the predictor on the future, and so would a model whose card does not show
         training data ending before it: refused unless `allow_overlap` (an oracle arm)."""
+        if self.learner == "exact":
+            from schedlab.schedulers.runtimes import load_oracle
+
+            self._oracle_s = load_oracle(self.oracle, workload)  # checked, and not read again by prepare
         if self.allow_overlap:
             return
         if self.model:
@@ -140,6 +158,12 @@ class DIWS(PredictedEasy):
 
     # ------------------------------------------------------------------ the predictor
     def prepare(self) -> None:
+        if self.learner == "exact":
+            if self._oracle_s is None:
+                from schedlab.schedulers.runtimes import load_oracle
+
+                self._oracle_s = load_oracle(self.oracle)
+            return
         if self._predictor is None and (self.model or self.history):
             self._predictor = self._load_or_train()
             self.online = getattr(self._predictor, "learns_each_completion", False)
@@ -150,6 +174,16 @@ class DIWS(PredictedEasy):
             # a learner refitted online predicts walltimes until its first fit
             baseline = self.learner if self.learner in ("user-last2", "walltime") else "walltime"
             self._predictor = empty_baseline(baseline, self.seed)
+
+    def predict_runtimes_s(self, jobs: list[Job]) -> Any:
+        """The predictor's (PredictedEasy), or with learner=exact the oracle's run times."""
+        if self._oracle_s is None:
+            return super().predict_runtimes_s(jobs)
+        import numpy as np
+
+        from schedlab.schedulers.runtimes import bare_id
+
+        return np.array([self._oracle_s[bare_id(job.id)] for job in jobs], dtype=float)
 
     # ------------------------------------------------------------------ online refits
     def job_finished(self, running: Running, state: JobState, now: float) -> None:

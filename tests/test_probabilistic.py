@@ -242,3 +242,25 @@ def test_refit_options_are_checked():
         create_scheduler("easy-predicted", {"learner": "dt", "refit_s": "10", "refit_jobs": "3"})
     with pytest.raises(InputError, match="no effect"):
         create_scheduler("easy-predicted", {"learner": "user-last2", "refit_jobs": "3"})
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios())
+def test_the_clairvoyant_reference_plans_with_the_real_run_times(scenario, tmp_path_factory):
+    """learner=exact reads oracle= (the simulated workload): DIWS then equals the test's oracle device."""
+    import json
+
+    from tests.helpers.workloads import oracle
+
+    nb_res, specs = scenario
+    path = tmp_path_factory.mktemp("exact") / "w.json"
+    path.write_text(json.dumps(make_workload(specs).to_json()))
+    exact = create_scheduler("diws", {"learner": "exact", "oracle": str(path)})
+    assert render(run(nb_res, specs, exact)) == render(run(nb_res, specs, oracle(specs)))
+
+
+def test_the_clairvoyant_reference_needs_its_oracle(tmp_path):
+    with pytest.raises(InputError, match="learner=exact plans with the run times of oracle="):
+        create_scheduler("easy-predicted", {"learner": "exact"})
+    with pytest.raises(InputError, match="no effect"):
+        create_scheduler("easy-predicted", {"learner": "dt", "oracle": "w.json", "history": "h.json"})

@@ -29,7 +29,7 @@ OPTION_SETS: dict[str, list[dict[str, str]]] = {
     "easy-predicted": [{"learner": "user-last2"}, {"learner": "walltime", "overrun": "power", "quantile": "0.8"},
                        {"learner": "aft", "refit_jobs": "10", "quantile": "0.8"}],
     "easy-prob": [{"learner": "walltime"}, {"learner": "user-last2", "p": "0.6", "overrun": "tsafrir",
-                                            "quantile": "0.7"}],
+                                            "quantile": "0.7"}, {"learner": "exact", "oracle": ORACLE}],
     "hybrid": [{}, {"runtime": "exact", "oracle": ORACLE, "alpha_rule": "fixed", "step2_order": "sjbf",
                     "protect_head": "false"}],
     "online-sjf": [{}, {"runtime": "perturbed:0.5", "oracle": ORACLE, "seed": "3"}],
