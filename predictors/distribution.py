@@ -52,6 +52,18 @@ DISTRIBUTIONS = ("normal", "logistic")
 CENSORING = ("aft", "naive")
 DEFAULT_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 _boosters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # rebuilt, never persisted
+_INPUTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # compiled inputs per fitted predictor
+_NONE = object()
+
+
+def _compiled_inputs(predictor: Any) -> Any:
+    from schedlab.predictors.fast_trees import compile_inputs
+
+    found = _INPUTS.get(predictor)
+    if found is None:
+        found = compile_inputs(predictor.pipeline_, predictor.columns_) or _NONE
+        _INPUTS[predictor] = found
+    return None if found is _NONE else found
 
 
 def _booster(model: Any) -> Any:
@@ -206,6 +218,7 @@ class DistributionPredictor(RegressorMixin, BaseEstimator):
         categories = [category_order(X[c].tolist()) for c in self.columns_ if c in CATEGORICAL]
         self.pipeline_ = build_pipeline(self.columns_, feature_set.user_means, "", self.seed, categories,
                                         estimator=self._learner())
+        _INPUTS.pop(self, None)  # a refit replaces what was compiled
         self.pipeline_.fit(X[self.columns_], self._targets(X, np.asarray(y, dtype=float)))
         return self
 
@@ -231,9 +244,17 @@ class DistributionPredictor(RegressorMixin, BaseEstimator):
         return self.quantile_rows(rows, 0.5)
 
     def quantile_rows(self, rows: list[list[Any]] | list[tuple[Any, ...]], q: float) -> np.ndarray:
+        """The q-quantile for rows of `job_values(job, self.columns_)`: the same numbers as
+        `predict_quantiles` on their table; a few rows at a time (a scheduler's submissions) without
+        pandas when the pipeline has no per-user means (fast_trees.compile_inputs)."""
         from schedlab.predictors.features import rows_table
 
-        return self.predict_quantiles(rows_table(rows, self.columns_), [q])[:, 0]
+        if not 0.0 < q < 1.0:
+            raise InputError(f"quantile levels are in (0, 1), got {q}")
+        inputs = _compiled_inputs(self) if len(rows) <= 64 else None
+        if inputs is None:
+            return self.predict_quantiles(rows_table(rows, self.columns_), [q])[:, 0]
+        return self._quantiles(inputs(rows), np.array([float(q)]))[:, 0]
 
     def predict_jobs(self, jobs: list[Any]) -> np.ndarray:
         from schedlab.predictors.features import job_values

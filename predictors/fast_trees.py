@@ -102,14 +102,12 @@ class CompiledPipeline:
         return np.asarray(out, dtype=float)
 
 
-def compile_pipeline(pipeline: Any, columns: list[str]) -> CompiledPipeline | None:
-    """A CompiledPipeline for codes -> imputation -> tree or AdaBoost of trees; None otherwise."""
-    from sklearn.ensemble import AdaBoostRegressor
-    from sklearn.tree import DecisionTreeRegressor
-
+def _inputs(pipeline: Any, columns: list[str]) -> tuple[dict[str, dict[Any, int]], list[str], list[float]] | None:
+    """(category codes per column, the columns in the transformer's output order, the imputer's
+    medians) of a codes -> imputation -> model pipeline; None for any other."""
     if [name for name, _ in pipeline.steps] != ["codes", "impute", "model"]:
         return None
-    transformer, imputer, model = (pipeline.named_steps[k] for k in ("codes", "impute", "model"))
+    transformer, imputer = pipeline.named_steps["codes"], pipeline.named_steps["impute"]
     codes: dict[str, dict[Any, int]] = {}
     order: list[str] = []
     for name, step, names in transformer.transformers_:
@@ -124,6 +122,29 @@ def compile_pipeline(pipeline: Any, columns: list[str]) -> CompiledPipeline | No
                 codes[column] = {c: i for i, c in enumerate(categories.tolist())
                                  if not (isinstance(c, float) and math.isnan(c))}
         order += names
+    return codes, order, imputer.statistics_.tolist()
+
+
+def compile_inputs(pipeline: Any, columns: list[str]) -> Any:
+    """rows -> the matrix the pipeline's model is given (float32 values, as xgboost and
+    scikit-learn's trees read them), for a codes -> imputation -> model pipeline; None otherwise
+    (the distribution predictors' per-job path)."""
+    found = _inputs(pipeline, columns)
+    if found is None:
+        return None
+    inputs = CompiledPipeline(columns, *found, [], None)
+    return lambda rows: np.asarray([inputs._row(row) for row in rows], dtype=float).reshape(len(rows), -1)
+
+
+def compile_pipeline(pipeline: Any, columns: list[str]) -> CompiledPipeline | None:
+    """A CompiledPipeline for codes -> imputation -> tree or AdaBoost of trees; None otherwise."""
+    from sklearn.ensemble import AdaBoostRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    found = _inputs(pipeline, columns)
+    if found is None:
+        return None
+    model = pipeline.named_steps["model"]
     if isinstance(model, DecisionTreeRegressor):
         trees, weights = [_Tree(model.tree_)], None
     elif isinstance(model, AdaBoostRegressor) and all(isinstance(e, DecisionTreeRegressor) for e in model.estimators_):
@@ -131,4 +152,4 @@ def compile_pipeline(pipeline: Any, columns: list[str]) -> CompiledPipeline | No
         trees, weights = [_Tree(e.tree_) for e in model.estimators_], model.estimator_weights_[:count].tolist()
     else:
         return None
-    return CompiledPipeline(columns, codes, order, imputer.statistics_.tolist(), trees, weights)
+    return CompiledPipeline(columns, *found, trees, weights)

@@ -192,3 +192,24 @@ def test_cli_train_and_evaluate_print_the_calibration(tmp_path, capsys):
     assert main(["predictor", "evaluate", "-m", str(tmp_path / "aft.skops"), "-w", str(other), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["model"]["name"] == "aft" and len(report["quantiles"]["coverage"]) == 5
+
+
+@pytest.mark.parametrize("model", ["quantile-xgb", "aft"])
+@pytest.mark.parametrize("features", ["diws", "diws-aug"])
+def test_per_job_quantiles_equal_the_pipeline(tmp_path, model, features):
+    """A scheduler's per-job path (compiled inputs, no pandas) gives predict_quantiles' numbers
+    exactly, unseen users and missing values included."""
+    from schedlab.predictors.features import job_values
+
+    path = workload_file(tmp_path)
+    predictor, _ = train(path, model=model, features=features, split="none")
+    jobs, _, _ = load_training_data(workload_file(tmp_path, name="other.json", n=60))
+    rows = [job_values(job, predictor.columns_) for job in jobs]
+    rows[0] = [None] * len(rows[0])  # nothing known
+    rows[1] = ["someone new" if isinstance(v, str) else v for v in rows[1]]
+    from schedlab.predictors.features import rows_table
+
+    for q in (0.1, 0.5, 0.93):
+        expected = predictor.predict_quantiles(rows_table(rows, predictor.columns_), [q])[:, 0]
+        assert np.array_equal(np.concatenate([predictor.quantile_rows(rows[i:i + 7], q)
+                                              for i in range(0, len(rows), 7)]), expected)
