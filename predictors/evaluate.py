@@ -170,3 +170,26 @@ def format_report(report: dict[str, Any]) -> str:
                                                               quantiles["pinball_min"], strict=True))
             + f"; calibration error {pct(calibration_error(quantiles))}")
     return "\n".join(lines)
+
+
+#: the columns a campaign's run gets when its scheduler planned with predictions (`pred_` + name)
+PLANNING_COLUMNS = ("mae_min", "rmse_min", "r2", "bias_min", "underestimate_pct", "kill_pct", "wasted_core_h",
+                    "calibration_error", "pinball_mean_min")
+
+
+def planning_metrics(actual_s: np.ndarray, planned_s: np.ndarray, limit_s: np.ndarray, cores: np.ndarray,
+                     quantiles_s: np.ndarray | None = None, levels: Any = ()) -> dict[str, Any]:
+    """A run's prediction quality, flat (`pred_*` columns): the estimates the plan used against the
+    run times the jobs ran (a killed job's: its limit), and the calibration of the quantiles a
+    distribution predictor gave at submission (None without them)."""
+    report = prediction_report(actual_s, planned_s, limit_s, cores=cores)
+    calibration = pinball = None
+    if quantiles_s is not None and len(levels) and len(actual_s):
+        quantiles = quantile_report(actual_s, quantiles_s, levels)
+        calibration = calibration_error(quantiles)
+        pinball = float(np.mean(quantiles["pinball_min"]))
+    values = {"mae_min": report["mae_min"], "rmse_min": report["rmse_min"], "r2": report["r2"],
+              "bias_min": report["bias_min"], "underestimate_pct": _pct(report["share_underestimated"]),
+              "kill_pct": _pct(report["share_killed"]), "wasted_core_h": report["wasted_core_h"],
+              "calibration_error": calibration, "pinball_mean_min": pinball}
+    return {f"pred_{name}": values[name] for name in PLANNING_COLUMNS}

@@ -39,6 +39,9 @@ class PredictedEasy(EasyBackfilling):
 
     #: whether the predictor learns from each job that ends (`learn_request`: user-last2)
     online = False
+    #: levels whose quantiles a distribution predictor's jobs get recorded at submission
+    #: (`recorded_quantiles_s`), for reports of calibration (a campaign sets them); empty: none
+    recorded_levels: tuple[float, ...] = ()
 
     def __init__(self, *, queue_order: Any = "fcfs", backfill_order: BackfillOrder = "queue", margin_min: float = 0.0,
                  correction: str = "none", quantile: float = 0.5) -> None:
@@ -57,6 +60,7 @@ class PredictedEasy(EasyBackfilling):
         self._memo: dict[tuple[Any, ...], float] = {}
         self._level_memos: dict[float, dict[tuple[Any, ...], float]] = {}  # quantiles_s's, per level
         self._limits: dict[str, Limit] = {}
+        self.recorded_quantiles_s: dict[str, list[float]] = {}
 
     @property
     def predictions_s(self) -> dict[str, float]:
@@ -131,6 +135,11 @@ class PredictedEasy(EasyBackfilling):
             for (job, submitted), predicted in zip(arrivals, predictions.tolist(), strict=True):
                 self._predicted_s[job.id] = self.clipped_s(job, predicted)
                 submit(job, submitted)
+            if self.recorded_levels and hasattr(self._predictor, "quantile_rows"):
+                jobs = [job for job, _ in arrivals]
+                levels = [self.quantiles_s(jobs, level).tolist() for level in self.recorded_levels]
+                for index, job in enumerate(jobs):
+                    self.recorded_quantiles_s[job.id] = [values[index] for values in levels]
         return super().decide(now)
 
     def clipped_s(self, job: Job, predicted_s: float) -> float:

@@ -264,3 +264,53 @@ def test_the_clairvoyant_reference_needs_its_oracle(tmp_path):
         create_scheduler("easy-predicted", {"learner": "exact"})
     with pytest.raises(InputError, match="no effect"):
         create_scheduler("easy-predicted", {"learner": "dt", "oracle": "w.json", "history": "h.json"})
+
+
+def test_a_campaign_records_each_runs_prediction_quality(tmp_path, monkeypatch):
+    """Runs whose scheduler planned with predictions get `pred_*` columns, computed after the run from
+    its jobs.csv (the estimates planned against the run times the jobs ran); a distribution's
+    quantiles recorded at submission give its calibration. Other schedulers' columns are empty."""
+    import pandas as pd
+
+    from schedlab.cli import main
+    from tests.helpers.data import TRACES
+
+    monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "p.toml"
+    path.write_text(f"""name = "p"
+[[workloads]]
+name = "kth"
+swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
+convert = {{ start = 648000, days = 1 }}
+history = "completed-before"
+
+[[platforms]]
+resources = 100
+name = "c100"
+
+[[schedulers]]
+name = "easy"
+
+[[schedulers]]
+name = "easy-predicted"
+label = "dt"
+options = {{ history = "@history", learner = "dt" }}
+
+[[schedulers]]
+name = "easy-prob"
+label = "aft"
+options = {{ history = "@history", learner = "aft" }}
+
+[[schedulers]]
+name = "easy-predicted"
+label = "exact"
+options = {{ learner = "exact", oracle = "@workload" }}
+""")
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "1", "-q"]) == 0
+    frame = pd.read_parquet(tmp_path / "o" / "results.parquet").set_index("scheduler")
+    assert frame["complete"].all()
+    assert frame.loc["easy", ["pred_mae_min", "pred_kill_pct"]].isna().all()
+    assert frame.loc["exact", "pred_mae_min"] == pytest.approx(0.0, abs=1e-6)  # the clairvoyant reference
+    assert frame.loc["exact", "pred_kill_pct"] == 0.0
+    assert frame.loc["dt", "pred_mae_min"] > 0 and np.isnan(frame.loc["dt", "pred_calibration_error"])
+    assert 0 <= frame.loc["aft", "pred_calibration_error"] < 0.5 and frame.loc["aft", "pred_pinball_mean_min"] > 0

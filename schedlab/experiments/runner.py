@@ -74,12 +74,19 @@ def execute_run(run: Run, runs_dir: str) -> dict[str, Any]:
                                 "versions": _versions()}  # what made it (a resumed campaign reuses it)
         if run.warmup_share or run.warmup_jobs:
             more.update(after_warmup(files, summary, run.warmup_share, run.warmup_jobs))
+        planned = prediction_metrics(scheduler, workload, files)
+        if planned is not None:
+            more["prediction_metrics"] = planned
         return more
 
     try:
         platform = _platform(run.platform_path, run.platform_sha256)
         workload = _workload(run.workload_path, run.workload_sha256)
         scheduler = checked_scheduler(run, workload)  # before the jitter: an oracle holds the workload as written
+        if hasattr(scheduler, "recorded_levels"):  # a distribution's quantiles, for its calibration
+            from schedlab.predictors.training import REPORTED_LEVELS
+
+            scheduler.recorded_levels = REPORTED_LEVELS
         if run.repetition is not None:
             assert run.jitter_s is not None  # a jittered copy has its jitter (plan.expand)
             workload = jittered(workload, run.jitter_s, run.seed, run.repetition)
@@ -175,6 +182,32 @@ def after_warmup(run_dir: Path, summary: dict[str, Any], share: float, jobs: int
             "warmup": {"share": share, **({"jobs": jobs} if jobs else {}), "nb_jobs_left_out": skipped}}
 
 
+def prediction_metrics(scheduler: Any, workload: Any, run_dir: Path) -> dict[str, Any] | None:
+    """The `pred_*` columns of a run whose scheduler planned with predictions (`predictions_s`):
+    its planning estimates against the run times the jobs ran (jobs.csv), and the calibration of
+    the quantiles it recorded; None for other schedulers. Computed after the run, from its output:
+    the scheduler never sees the run times."""
+    import numpy as np
+
+    from schedlab.metrics import read_jobs_csv
+    from schedlab.predictors.evaluate import planning_metrics
+
+    planned = getattr(scheduler, "predictions_s", None)
+    if not planned:
+        return None
+    ran = {o.job_id.rpartition("!")[2]: o.finish_s - o.start_s for o in read_jobs_csv(run_dir / "jobs.csv")
+           if o.start_s is not None and o.finish_s is not None}  # jobs.csv names jobs without the workload
+    jobs = [job for job in workload.jobs if job.id.rpartition("!")[2] in ran and job.id in planned]
+    recorded = getattr(scheduler, "recorded_quantiles_s", {})
+    levels = getattr(scheduler, "recorded_levels", ())
+    quantiles = (np.array([recorded[job.id] for job in jobs], dtype=float)
+                 if jobs and levels and all(job.id in recorded for job in jobs) else None)
+    return planning_metrics(np.array([ran[job.id.rpartition("!")[2]] for job in jobs], dtype=float),
+                            np.array([planned[job.id] for job in jobs], dtype=float),
+                            np.array([np.inf if job.walltime_s is None else job.walltime_s for job in jobs]),
+                            np.array([job.res for job in jobs], dtype=float), quantiles, levels)
+
+
 def execute_runs(runs: list[Run], runs_dir: str) -> list[dict[str, Any]]:
     """A batch of runs sharing a workload, in one task: the worker loads it once."""
     return [execute_run(run, runs_dir) for run in runs]
@@ -221,7 +254,8 @@ def row(run: Run, summary: dict[str, Any]) -> dict[str, Any]:
         **{f"opt_{k}": str(v) for k, v in run.options.items()},
         "seed": run.seed, "jitter_s": run.jitter_s, "repetition": run.repetition, "timing": run.timing,
         "complete": complete, "error": summary.get("error"),
-        **metrics, "jobs_per_state": json.dumps(states, sort_keys=True), "partial_metrics": partial,
+        **metrics, **((summary.get("prediction_metrics") or {}) if complete else {}),
+        "jobs_per_state": json.dumps(states, sort_keys=True), "partial_metrics": partial,
         "scheduling_time_s": timing.get("scheduling_time_s"), "simulation_time_s": timing.get("simulation_time_s"),
         "training_time_s": timing.get("training_time_s"),
         "wall_time_s": timing.get("wall_time_s"),
