@@ -181,7 +181,8 @@ def planning_metrics(actual_s: np.ndarray, planned_s: np.ndarray, limit_s: np.nd
                      quantiles_s: np.ndarray | None = None, levels: Any = ()) -> dict[str, Any]:
     """A run's prediction quality, flat (`pred_*` columns): the estimates the plan used against the
     run times the jobs ran (a killed job's: its limit), and the calibration of the quantiles a
-    distribution predictor gave at submission (None without them)."""
+    distribution predictor gave at submission (None without them). A plan's estimates never exceed
+    the walltime, so there the kill share equals the underestimated share."""
     report = prediction_report(actual_s, planned_s, limit_s, cores=cores)
     calibration = pinball = None
     if quantiles_s is not None and len(levels) and len(actual_s):

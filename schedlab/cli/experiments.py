@@ -19,7 +19,8 @@ from schedlab.paths import atomic_write, check_output_dir, check_output_file, re
 CHECKED_FIELDS = ("complete", "metrics")
 #: The files a campaign or study writes at the top of its results directory, and the folders whose
 #: content it replaces (runs, inputs it makes)
-RESULTS_FILES = ("results.parquet", "made-by.json", "compare.json", "notes.json", "claims.json", "fitted.toml",
+RESULTS_FILES = ("results.parquet", "made-by.json", "compare.json", "notes.json", "claims.json", "predictions.json",
+                 "fitted.toml",
                  "factory.json", "study.json", "reliability.json", "results.csv", "versions.json")
 RESULTS_DIRS = ("runs", "workloads", "platforms", "scores", "inputs")
 
@@ -362,6 +363,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if campaign.claims:  # the paper's findings the report checks
             with atomic_write(out / "claims.json") as handle:
                 handle.write(json.dumps(list(campaign.claims), indent=1, sort_keys=True) + "\n")
+        if campaign.predictions is not None:  # ML metrics against the schedule gain
+            with atomic_write(out / "predictions.json") as handle:
+                handle.write(json.dumps(campaign.predictions, indent=1, sort_keys=True) + "\n")
         rows = _run(args, campaign, runs, out, connection)
     except CampaignInterrupted as stopped:
         print(f"schedlab: interrupted: {stopped.finished} of {stopped.total} runs finished, their rows in "

@@ -20,7 +20,7 @@ from schedlab.errors import InputError
 from schedlab.experiments.tomlfile import _Locator, _table, file_kind, read_checked  # noqa: F401 (file_kind, read_checked: this module's names too)
 
 TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb",
-            "compare", "warmup_share", "warmup_jobs", "claims"}
+            "compare", "warmup_share", "warmup_jobs", "claims", "predictions"}
 WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
 WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", "history", "platforms", *WORKLOAD_KINDS}
 HISTORY = "@history"  # a scheduler option value: the instance's history workload
@@ -118,6 +118,7 @@ class Campaign:
     warmup_share: float = 0.0  # metrics leave out this share of the first jobs by submission
     claims: tuple[dict[str, Any], ...] = ()  # experiments.claims: a paper's findings on policies
     warmup_jobs: int = 0  # or this many first jobs (a tester's rule: the authors' skips 16)
+    predictions: dict[str, Any] | None = None  # experiments.prediction_study: ML metrics vs schedule gain
 
 
 def _seeds(value: Any, at: _Locator, section: str | None, index: int) -> tuple[int, ...]:
@@ -346,9 +347,14 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
 
         orders = {str(v) for s in schedulers for v in s.grid.get("queue_order", [])}
         claims = tuple(load_claims(doc["claims"], at, [s.label for s in schedulers], orders))
+    predictions = None
+    if "predictions" in doc:
+        from schedlab.experiments.prediction_study import load_predictions
+
+        predictions = load_predictions(doc["predictions"], at, [s.label for s in schedulers])
     return Campaign(path, str(doc.get("name", path.stem)), seeds, timing,
                     tuple(metrics) if metrics else None, workloads, platforms, schedulers, jitter, repetitions,
-                    compare, float(warmup), claims, warmup_jobs)
+                    compare, float(warmup), claims, warmup_jobs, predictions)
 
 
 def small_variant(campaign: Campaign, nb_jobs: int) -> Campaign:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 #: the JSON files a results directory may hold that the table of record reads
 JSON_FILES = ("made-by.json", "compare.json", "claims.json", "notes.json", "factory.json", "study.json",
-              "reliability.json", "inputs.json")
+              "reliability.json", "inputs.json", "predictions.json")
 #: everything an evidence directory holds
 EVIDENCE_FILES = (*JSON_FILES, "results.csv", "versions.json")
 #: results columns left out of the evidence: this machine's paths and wall-clock times

@@ -381,13 +381,19 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
         if not table.empty:
             sections.append(("Paper vs ours", "Medians over each group's instances (seeds or windows) of unperturbed, "
                              "complete runs; the thresholds are ours, stated in each line.", table))
+    plots = []
+    if (results_dir / "predictions.json").is_file():
+        from schedlab.experiments.prediction_study import sections as prediction_sections
+
+        more, made_plots = prediction_sections(frame, json.loads((results_dir / "predictions.json").read_text()), out)
+        sections += more
+        plots += made_plots
     spread = perturbation_table(frame)
     if spread is not None:
         jitter = frame["jitter_s"].dropna().iloc[0]
         sections.append(("Perturbation arm", f"Submit times shifted by U[0, {jitter:g} s), mean bounded slowdown; "
                          "a configuration whose jittered range overlaps the best one's is not distinguishable "
                          "from it at this noise level.", spread))
-    plots = []
     makers = [("AVGbsld per queue policy", plot_policy_boxes, "policy_boxes.png"),
               ("AVGbsld per configuration", plot_bsld_boxes, "bsld_boxes.png"),
               ("Waiting-time shares", plot_wait_shares, "wait_shares.png"),
