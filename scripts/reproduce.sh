@@ -11,10 +11,13 @@
 #                                     # first window, first 500 jobs) checked against its expected results
 #                                     # (experiments/STUDY-FOLDER/expected/NAME-small.json); --update records
 #                                     # them. The factory's small file (factory-ci.toml) is a test of the suite
+#   bash scripts/reproduce.sh predictions/main   # a study of our own (OWN): its report, RESULTS and evidence
 # Needs ../shared/data (the traces); WORKERS (default 2) runs in parallel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ALL="policies/factory-their-tuples policies/factory-ctc policies/factory-sdsc policies/clairvoyant-authors policies/clairvoyant-authors-skip16 policies/longterm walltime/coare walltime/coare-7days walltime/curie walltime/hpc2n walltime/wagap hybrid/main hybrid/clairvoyance hybrid/sensitivity hybrid/alpha0 hybrid/reliability diws/ricc diws/predictors"
+# studies of record that reproduce no paper (no row in the table of record): run and checked like the others
+OWN="predictions/main"
 PY=${PYTHON:-python3}
 if [ "${1:-}" = --check-pins ]; then
   dl=$(mktemp -d); trap 'rm -rf "$dl"' EXIT
@@ -30,7 +33,7 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints/reproduce.txt -e .
 if [ "${1:-}" = --ci ]; then
   update=(); [ "${2:-}" = --update ] && update=(--update)
-  for study in $ALL; do
+  for study in $ALL $OWN; do
     # a factory and the model studies are no campaigns: the tests run factory-ci.toml and small studies
     case "$study" in policies/factory-*|diws/predictors|hybrid/reliability) continue ;; esac
     .venv/bin/schedlab experiment check "experiments/$study.toml" --small 500 --workers "${WORKERS:-2}" \

@@ -74,7 +74,7 @@ def execute_run(run: Run, runs_dir: str) -> dict[str, Any]:
                                 "versions": _versions()}  # what made it (a resumed campaign reuses it)
         if run.warmup_share or run.warmup_jobs:
             more.update(after_warmup(files, summary, run.warmup_share, run.warmup_jobs))
-        planned = prediction_metrics(scheduler, workload, files)
+        planned = prediction_metrics(scheduler, workload, files, run.warmup_share, run.warmup_jobs)
         if planned is not None:
             more["prediction_metrics"] = planned
         return more
@@ -182,11 +182,15 @@ def after_warmup(run_dir: Path, summary: dict[str, Any], share: float, jobs: int
             "warmup": {"share": share, **({"jobs": jobs} if jobs else {}), "nb_jobs_left_out": skipped}}
 
 
-def prediction_metrics(scheduler: Any, workload: Any, run_dir: Path) -> dict[str, Any] | None:
+def prediction_metrics(scheduler: Any, workload: Any, run_dir: Path, warmup_share: float = 0.0,
+                       warmup_jobs: int = 0) -> dict[str, Any] | None:
     """The `pred_*` columns of a run whose scheduler planned with predictions (`predictions_s`):
     its planning estimates against the run times the jobs ran (jobs.csv), and the calibration of
-    the quantiles it recorded; None for other schedulers. Computed after the run, from its output:
-    the scheduler never sees the run times."""
+    the quantiles it recorded, without the warm-up's jobs (as the schedule metrics); None for
+    other schedulers. Computed after the run, from its output: the scheduler never sees the run
+    times."""
+    import math
+
     import numpy as np
 
     from schedlab.metrics import read_jobs_csv
@@ -197,7 +201,13 @@ def prediction_metrics(scheduler: Any, workload: Any, run_dir: Path) -> dict[str
         return None
     ran = {o.job_id.rpartition("!")[2]: o.finish_s - o.start_s for o in read_jobs_csv(run_dir / "jobs.csv")
            if o.start_s is not None and o.finish_s is not None}  # jobs.csv names jobs without the workload
-    jobs = [job for job in workload.jobs if job.id.rpartition("!")[2] in ran and job.id in planned]
+    def order(job) -> tuple[float, int, str]:  # after_warmup's order: submission, then the job number
+        name = job.id.rpartition("!")[2]
+        return job.submit_time_s, int(name) if name.isdigit() else -1, name
+
+    jobs = sorted(workload.jobs, key=order)
+    skipped = min(warmup_jobs, len(jobs)) if warmup_jobs else math.ceil(warmup_share * len(jobs))
+    jobs = [job for job in jobs[skipped:] if job.id.rpartition("!")[2] in ran and job.id in planned]
     recorded = getattr(scheduler, "recorded_quantiles_s", {})
     levels = getattr(scheduler, "recorded_levels", ())
     quantiles = (np.array([recorded[job.id] for job in jobs], dtype=float)
