@@ -118,12 +118,9 @@ class DIWS(PredictedEasy):
             raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on), not both")
         baseline = learner in ("user-last2", "walltime", "exact")
         refits = bool(refit_s or refit_jobs)
-        # online refits: the jobs that ended and are not learned yet (end time, job, run time), then the
-        # learned ones' feature rows (each read once) and run times
-        self._ended: list[tuple[float, Job, float]] = []
+        # online refits: the learned jobs' feature rows (each read once) and run times
         self._learned_rows: list[list[Any]] = []
         self._learned_runtimes_s: list[float] = []
-        self._next_refit_s: float | None = None
         self._history_data: tuple[Any, list[float]] | None = None
         self.refits = 0
         if not (model or history or baseline or refits) and type(self).predict_runtimes_s is DIWS.predict_runtimes_s:
@@ -193,15 +190,9 @@ class DIWS(PredictedEasy):
 
     def decide(self, now: float) -> list[Decision]:
         if self.refit_s:
-            if self._next_refit_s is None:
-                self._next_refit_s = now + self.refit_s
-            elif now >= self._next_refit_s:
-                # the model of the last refit time passed, fitted on what had ended by then: predictions
-                # depend on simulated time only, not on when decisions happen
-                while self._next_refit_s + self.refit_s <= now:
-                    self._next_refit_s += self.refit_s
-                self._refit(self._next_refit_s)
-                self._next_refit_s += self.refit_s
+            at_s = self.due_refit_s(now, self.refit_s)
+            if at_s is not None:
+                self._refit(at_s)
         elif self.refit_jobs and len(self._ended) >= self.refit_jobs:
             self._refit(math.inf)
         return super().decide(now)

@@ -84,12 +84,9 @@ class EasyPlusPlus(PredictedEasy):
         super().__init__(backfill_order="queue" if backfill == "fcfs" else "sjbf", correction=correction)
         self.predictor, self.backfill, self.model, self.refit_s, self.seed = predictor, backfill, model, refit_s, seed
         self.online = predictor == "user-last2"
-        # adaboost: what it may learn from: the jobs that ended (end time, job, run time) and not yet
-        # learned from, then their feature rows (each read once) and run times
-        self._ended: list[tuple[float, Job, float]] = []
+        # adaboost: the ended jobs' feature rows (each read once) and run times, once learned from
         self._learned_rows: list[list[Any]] = []
         self._learned_runtimes_s: list[float] = []
-        self._next_refit_s: float | None = None
         self.refits = 0
 
     def check_inputs(self, workload: Any) -> None:
@@ -130,15 +127,9 @@ class EasyPlusPlus(PredictedEasy):
 
     def decide(self, now: float) -> list[Decision]:
         if self.predictor == "adaboost" and not self.model:
-            if self._next_refit_s is None:
-                self._next_refit_s = now + self.refit_s
-            elif now >= self._next_refit_s:
-                # the model of the last refit time passed, fitted on what had ended by then:
-                # predictions depend on simulated time only, not on when decisions happen
-                while self._next_refit_s + self.refit_s <= now:
-                    self._next_refit_s += self.refit_s
-                self._refit(self._next_refit_s)
-                self._next_refit_s += self.refit_s
+            at_s = self.due_refit_s(now, self.refit_s)
+            if at_s is not None:
+                self._refit(at_s)
         return super().decide(now)
 
     def _refit(self, at_s: float) -> None:

@@ -61,6 +61,10 @@ class PredictedEasy(EasyBackfilling):
         self._level_memos: dict[float, dict[tuple[Any, ...], float]] = {}  # quantiles_s's, per level
         self._limits: dict[str, Limit] = {}
         self.recorded_quantiles_s: dict[str, list[float]] = {}
+        # online refits (easy-pp's AdaBoost, the DIWS family's learners): the jobs that ended and are
+        # not learned yet (end time, job, run time), and the next refit time of a periodic one
+        self._ended: list[tuple[float, Job, float]] = []
+        self._next_refit_s: float | None = None
 
     @property
     def predictions_s(self) -> dict[str, float]:
@@ -148,6 +152,20 @@ class PredictedEasy(EasyBackfilling):
         limit = math.inf if job.walltime_s is None else job.walltime_s
         value = predicted_s + 60.0 * self.margin_min if math.isfinite(predicted_s) else limit
         return min(max(value, 1.0), limit)
+
+    def due_refit_s(self, now: float, period_s: float) -> float | None:
+        """The refit a decision at `now` must make, every `period_s` of simulated time from the first
+        decision: the last refit time passed (its model fits what had ended by then, so predictions
+        depend on simulated time only, not on when decisions happen), or None."""
+        if self._next_refit_s is None:
+            self._next_refit_s = now + period_s
+            return None
+        if now < self._next_refit_s:
+            return None
+        while self._next_refit_s + period_s <= now:
+            self._next_refit_s += period_s
+        at_s, self._next_refit_s = self._next_refit_s, self._next_refit_s + period_s
+        return at_s
 
     # ------------------------------------------------------------------ corrections
     def _start_limit(self, job: Job, estimate_s: float) -> Limit:
