@@ -181,10 +181,12 @@ def planning_metrics(actual_s: np.ndarray, planned_s: np.ndarray, limit_s: np.nd
                      quantiles_s: np.ndarray | None = None, levels: Any = ()) -> dict[str, Any]:
     """A run's prediction quality, flat (`pred_*` columns): the estimates the plan used against the
     run times the jobs ran (a killed job's: its limit), and the calibration of the quantiles a
-    distribution predictor gave at submission (None without them). A plan's estimates never exceed
-    the walltime, so there the kill share equals the underestimated share."""
+    distribution predictor gave at submission (None without them): their calibration error, mean
+    pinball loss and coverage per level (`pred_coverage_q10` ...: the calibration curve). A plan's
+    estimates never exceed the walltime, so there the kill share equals the underestimated share."""
     report = prediction_report(actual_s, planned_s, limit_s, cores=cores)
     calibration = pinball = None
+    quantiles: dict[str, Any] = {}
     if quantiles_s is not None and len(levels) and len(actual_s):
         quantiles = quantile_report(actual_s, quantiles_s, levels)
         calibration = calibration_error(quantiles)
@@ -193,4 +195,6 @@ def planning_metrics(actual_s: np.ndarray, planned_s: np.ndarray, limit_s: np.nd
               "bias_min": report["bias_min"], "underestimate_pct": _pct(report["share_underestimated"]),
               "kill_pct": _pct(report["share_killed"]), "wasted_core_h": report["wasted_core_h"],
               "calibration_error": calibration, "pinball_mean_min": pinball}
-    return {f"pred_{name}": values[name] for name in PLANNING_COLUMNS}
+    coverage = {f"pred_coverage_q{round(100 * level)}": (quantiles["coverage"][k] if calibration is not None
+                                                          else None) for k, level in enumerate(levels)}
+    return {**{f"pred_{name}": values[name] for name in PLANNING_COLUMNS}, **coverage}

@@ -131,4 +131,5 @@ baseline = "easy"
     assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
     report = (tmp_path / "r" / "report.md").read_text()
     assert "## Predictions and schedules: kth" in report and "## Which ML metric predicts the schedule" in report
-    assert (tmp_path / "r" / "prediction_scatter.png").is_file()
+    assert (tmp_path / "r" / "prediction_scatter.png").is_file() and (tmp_path / "r" / "calibration.png").is_file()
+    assert "## Calibration of the distribution predictors" in report

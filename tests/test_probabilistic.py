@@ -314,3 +314,6 @@ options = {{ learner = "exact", oracle = "@workload" }}
     assert frame.loc["exact", "pred_kill_pct"] == 0.0
     assert frame.loc["dt", "pred_mae_min"] > 0 and np.isnan(frame.loc["dt", "pred_calibration_error"])
     assert 0 <= frame.loc["aft", "pred_calibration_error"] < 0.5 and frame.loc["aft", "pred_pinball_mean_min"] > 0
+    coverage = frame.loc["aft", [f"pred_coverage_q{q}" for q in (10, 25, 50, 75, 90)]].tolist()
+    assert coverage == sorted(coverage) and 0 <= coverage[0] < coverage[-1] <= 1  # a calibration curve
+    assert frame.loc["dt", ["pred_coverage_q10", "pred_coverage_q90"]].isna().all()  # a point has none

@@ -180,6 +180,49 @@ def plot_scatter(frame: pd.DataFrame, spec: dict[str, Any], path: Path) -> Path 
     return path
 
 
+def coverage_columns(frame: pd.DataFrame) -> list[tuple[float, str]]:
+    """(level, column) of the recorded coverage per quantile level, in level order."""
+    found = [(int(c[len("pred_coverage_q"):]) / 100.0, c) for c in frame.columns if c.startswith("pred_coverage_q")]
+    return sorted(found)
+
+
+def plot_calibration(frame: pd.DataFrame, spec: dict[str, Any], path: Path) -> Path | None:
+    """The calibration curve of each distribution arm per trace: the share of run times at or below
+    the predicted q-quantile against q (medians over instances); the diagonal is calibrated."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    levels = coverage_columns(frame)
+    runs = _runs(frame)
+    if not levels or runs[[c for _, c in levels]].isna().all().all():
+        return None
+    workloads = sorted(runs["workload"].unique())
+    columns = min(4, len(workloads))
+    rows = math.ceil(len(workloads) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(max(3.6 * columns, 6.5), 3.4 * rows), squeeze=False)
+    for ax, workload in zip(axes.flat, workloads, strict=False):
+        arms = runs[runs["workload"] == workload].groupby("scheduler")[[c for _, c in levels]].median().dropna()
+        for arm, row in arms.iterrows():
+            ax.plot([q for q, _ in levels], row.tolist(), marker="o", markersize=3, label=str(arm))
+        ax.plot([0, 1], [0, 1], color="grey", linewidth=0.6, linestyle="--")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_title(str(workload), fontsize=9)
+        ax.set_xlabel("quantile level")
+        ax.set_ylabel("share of run times below it")
+    for ax in list(axes.flat)[len(workloads):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8)
+    figure.suptitle("Calibration of the distribution predictors (diagonal: calibrated)", fontsize=10)
+    figure.tight_layout(rect=(0, 0.08, 1, 0.95))
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def sections(frame: pd.DataFrame, spec: dict[str, Any], out: Path) -> tuple[list[tuple[str, str, Any]], list[Path]]:
     """The report's sections: a table per trace, the correlations with the plain statement, the scatter."""
     if "pred_mae_min" not in frame:
@@ -199,4 +242,10 @@ def sections(frame: pd.DataFrame, spec: dict[str, Any], out: Path) -> tuple[list
     if made is not None:
         plots.append(made)
         parts.append(("ML metrics against the schedule gain", "", made))
+    made = plot_calibration(frame, spec, out / "calibration.png")
+    if made is not None:
+        plots.append(made)
+        parts.append(("Calibration of the distribution predictors", "Per trace and arm, the median over instances "
+                      "of the share of run times at or below each predicted quantile (recorded at submission); "
+                      "a killed job's run time is its limit.", made))
     return parts, plots
