@@ -31,10 +31,13 @@ def known_frame():
     rows = []
     for workload, scale in (("t1", 1.0), ("t2", 3.0)):
         for instance in ("i0", "i1"):
-            rows.append({"workload": workload, "instance": instance, "scheduler": "easy",
+            rows.append({"workload": workload, "instance": instance, "scheduler": "easy", "scheduler_name": "easy",
                          "mean_bounded_slowdown": 10.0 * scale})
+            for k, arm in enumerate("yz"):  # another scheduler of two arms: too few to correlate
+                rows.append({"workload": workload, "instance": instance, "scheduler": arm, "scheduler_name": "w",
+                             "mean_bounded_slowdown": 1.0, "pred_mae_min": 50.0 + k})
             for k, arm in enumerate("abcd"):
-                rows.append({"workload": workload, "instance": instance, "scheduler": arm,
+                rows.append({"workload": workload, "instance": instance, "scheduler": arm, "scheduler_name": "x",
                              "mean_bounded_slowdown": (5.0 + k) * scale, "pred_mae_min": 10.0 + 7 * k,
                              "pred_bias_min": [3.0, -1.0, 2.0, -4.0][k] * (1 if workload == "t1" else -1),
                              "pred_kill_pct": 5.0 if arm != "c" else 6.0})
@@ -50,7 +53,9 @@ def test_gains_are_against_the_baseline_on_the_same_instance():
 
 
 def test_spearman_per_trace_and_the_verdicts():
-    table = correlations(known_frame(), SPEC).set_index("metric")
+    table = correlations(known_frame(), SPEC)
+    assert set(table["scheduler"]) == {"x"} and (table["arms"] == 4).all()
+    table = table.set_index("metric")
     assert table.loc["MAE (min)", "rho t1"] == pytest.approx(1.0) and table.loc["MAE (min)", "mean rho"] == 1.0
     assert table.loc["MAE (min)", "verdict"] == "predicts the schedule"
     assert table.loc["MAE (min)", "traces with rho > 0"] == "2 of 2"
@@ -59,7 +64,7 @@ def test_spearman_per_trace_and_the_verdicts():
     assert table.loc["signed bias (min)", "verdict"] == "predicts it weakly"
     assert table.loc["killed if walltime (%)", "verdict"] in ("predicts it weakly", "does not predict the schedule")
     statement = plain_statement(table.reset_index())
-    assert statement.startswith("Predicts the schedule: MAE (min) (mean rho 1.00).")
+    assert statement.startswith("Under x: predicts the schedule MAE (min) (mean rho 1.00); predicts it weakly")
 
 
 def test_verdict_thresholds():
@@ -73,9 +78,9 @@ def test_verdict_thresholds():
 def test_trace_tables_put_the_baseline_first_with_medians():
     tables = trace_tables(known_frame(), SPEC)
     t1 = tables["t1"]
-    assert t1["arm"].tolist() == ["easy", "a", "b", "c", "d"]
+    assert t1["arm"].tolist() == ["easy", "a", "b", "c", "d", "y", "z"]
     assert t1.set_index("arm").loc["b", "gain in AVGbsld (%)"] == pytest.approx(40.0)
-    assert t1.set_index("arm").loc["a", "MAE (min)"] == 10.0 and t1["instances"].tolist() == [2] * 5
+    assert t1.set_index("arm").loc["a", "MAE (min)"] == 10.0 and t1["instances"].tolist() == [2] * 7
 
 
 def test_a_predictions_campaign_is_checked_and_reported(tmp_path, monkeypatch):

@@ -10,12 +10,13 @@ baseline (the user's request: EASY):
 
 Per trace (workload) and arm: the medians over the instances (windows, seeds) of the unperturbed
 complete runs of every ML metric beside AVGbsld, mean wait and utilisation, and the gain: the
-median over instances of 1 - metric / baseline's on the same instance and platform. Per ML metric
-and trace: Spearman's rank correlation, over the arms with predictions, between "better on the
-metric" (each oriented so that larger is better: -MAE, |bias| negated, R², ...) and the gain;
-across traces, its mean and the traces where it is positive. A metric "predicts the schedule"
-when its mean rho is at least 0.5 and positive on at least two thirds of the traces with rho,
-"does not" when its mean |rho| is below 0.3, "weakly" otherwise: the words are computed here.
+median over instances of 1 - metric / baseline's on the same instance and platform. Per scheduler
+(its arms compare predictors), ML metric and trace: Spearman's rank correlation, over the
+scheduler's arms, between "better on the metric" (each oriented so that larger is better: -MAE,
+|bias| negated, R², ...) and the gain; across traces, its mean and the traces where it is positive.
+A metric "predicts the schedule" when its mean rho is at least 0.5 and positive on at least two
+thirds of the traces with rho, "does not" when its mean |rho| is below 0.3, "weakly" (or
+"inversely") otherwise: the words are computed here.
 """
 
 from __future__ import annotations
@@ -100,26 +101,32 @@ def _spearman(x: pd.Series, y: pd.Series) -> float:
 
 
 def correlations(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
-    """Per ML metric: Spearman's rho per trace between the oriented metric and the gain, over the
-    arms with predictions (medians over instances), its mean, the traces where it is positive, and
-    the verdict in words."""
+    """Per scheduler (the arms of one scheduler compare its predictors; another scheduler changes
+    the schedule for reasons of its own) and ML metric: Spearman's rho per trace between the
+    oriented metric and the gain, over that scheduler's arms (medians over instances), its mean, the
+    traces where it is positive, and the verdict in words. A scheduler with fewer than 3 arms is
+    left out."""
     runs = gains(frame, spec)
     runs = runs[runs["scheduler"] != spec["baseline"]]
     rows = []
     workloads = sorted(runs["workload"].unique())
-    for column, (heading, orientation) in ML_METRICS.items():
-        if column not in runs or runs[column].isna().all():
+    for name, family in runs.groupby("scheduler_name", sort=True):
+        if family["scheduler"].nunique() < 3:
             continue
-        rhos = {}
-        for workload in workloads:
-            arms = runs[runs["workload"] == workload].groupby("scheduler")[[column, "gain"]].median()
-            rhos[workload] = _spearman(_oriented(arms[column], orientation), arms["gain"])
-        known = [r for r in rhos.values() if not math.isnan(r)]
-        mean = sum(known) / len(known) if known else math.nan
-        positive = sum(r > 0 for r in known)
-        rows.append({"metric": heading, **{f"rho {w}": rhos[w] for w in workloads}, "mean rho": mean,
-                     "traces with rho > 0": f"{positive} of {len(known)}",
-                     "verdict": verdict(mean, positive, len(known))})
+        for column, (heading, orientation) in ML_METRICS.items():
+            if column not in family or family[column].isna().all():
+                continue
+            rhos = {}
+            for workload in workloads:
+                arms = family[family["workload"] == workload].groupby("scheduler")[[column, "gain"]].median()
+                rhos[workload] = _spearman(_oriented(arms[column], orientation), arms["gain"])
+            known = [r for r in rhos.values() if not math.isnan(r)]
+            mean = sum(known) / len(known) if known else math.nan
+            positive = sum(r > 0 for r in known)
+            rows.append({"scheduler": name, "arms": family["scheduler"].nunique(), "metric": heading,
+                         **{f"rho {w}": rhos[w] for w in workloads}, "mean rho": mean,
+                         "traces with rho > 0": f"{positive} of {len(known)}",
+                         "verdict": verdict(mean, positive, len(known))})
     return pd.DataFrame(rows)
 
 
@@ -135,16 +142,22 @@ def verdict(mean: float, positive: int, known: int) -> str:
 
 
 def plain_statement(table: pd.DataFrame) -> str:
-    """Which metrics predict scheduling quality and which do not, from the correlation table."""
+    """Which metrics predict scheduling quality and which do not, per scheduler, from the
+    correlation table."""
     if table.empty:
-        return "No arm with predictions: nothing to correlate."
-    groups: dict[str, list[str]] = {}
-    for _, row in table.iterrows():
-        groups.setdefault(row["verdict"], []).append(f"{row['metric']} (mean rho {row['mean rho']:.2f})")
+        return "No scheduler with 3 arms with predictions: nothing to correlate."
     order = ["predicts the schedule", "predicts it weakly", "predicts it inversely", DOES_NOT]
-    parts = [f"{name.capitalize()}: {', '.join(groups[name])}." for name in order if name in groups]
-    parts += [f"{name.capitalize()}: {', '.join(items)}." for name, items in groups.items() if name not in order]
-    return " ".join(parts)
+    sentences = []
+    for name, rows in table.groupby("scheduler", sort=True):
+        groups: dict[str, list[str]] = {}
+        for _, row in rows.iterrows():
+            groups.setdefault(row["verdict"], []).append(f"{row['metric']} (mean rho {row['mean rho']:.2f})")
+        parts = [f"{verdict_name} {', '.join(groups[verdict_name])}" for verdict_name in order
+                 if verdict_name in groups]
+        parts += [f"{verdict_name}: {', '.join(items)}" for verdict_name, items in groups.items()
+                  if verdict_name not in order]
+        sentences.append(f"Under {name}: " + "; ".join(parts) + ".")
+    return " ".join(sentences)
 
 
 def plot_scatter(frame: pd.DataFrame, spec: dict[str, Any], path: Path) -> Path | None:
@@ -234,7 +247,7 @@ def sections(frame: pd.DataFrame, spec: dict[str, Any], out: Path) -> tuple[list
                       f"runs; gain = 1 - {spec['metric']} / {spec['baseline']}'s on the same instance.", table))
     table = correlations(frame, spec)
     parts.append(("Which ML metric predicts the schedule", plain_statement(table) + " Spearman's rho per trace "
-                  "between the metric (oriented: larger is better) and the gain, over the arms with predictions; "
+                  "between the metric (oriented: larger is better) and the gain, over one scheduler's arms; "
                   f"'predicts' needs mean rho >= {PREDICTS} and rho > 0 on two thirds of the traces, 'does not' "
                   f"mean |rho| < {WEAKLY}.", table))
     plots = []
