@@ -177,6 +177,7 @@ class RuntimeEstimates:
         self._oracle_s: dict[str, float] | None = None
         self._kernels_loaded = False
         self._estimates: dict[str, float] = {}
+        self._submitted_s: dict[str, float] = {}  # each accepted job's plan estimate at its submission, kept
         #: each accepted job's requested time (`requested_s`), read once at its submission
         self.requested_of_s: dict[str, float] = {}
         self._user_running: dict[str, dict[str, float]] = {}  # user -> {job id: start}
@@ -277,8 +278,14 @@ class RuntimeEstimates:
             self.requested_of_s[job.id] = self.requested_s(job)
             if self.predicts_online:
                 self.predicted_s[job.id] = self._predict_online(job, now)
-            self._estimates[job.id] = self.runtime_estimate_s(job, now)
+            self._estimates[job.id] = self._submitted_s[job.id] = self.runtime_estimate_s(job, now)
         super().on_job_submitted(job, now)  # type: ignore[misc]
+
+    @property
+    def predictions_s(self) -> dict[str, float]:
+        """Each accepted job's planning estimate as given at its submission (a copy): what a campaign
+        compares with the run times (`pred_*` columns), as for PredictedEasy."""
+        return dict(self._submitted_s)
 
     def estimate_s(self, job: Job) -> float:
         estimate = self._estimates.get(job.id)  # a waiting or running job's; an ended job's is recomputed

@@ -305,6 +305,10 @@ options = {{ history = "@history", learner = "aft" }}
 name = "easy-predicted"
 label = "exact"
 options = {{ learner = "exact", oracle = "@workload" }}
+
+[[schedulers]]
+name = "fcfs-bf1"
+label = "nag"
 """)
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "1", "-q"]) == 0
     frame = pd.read_parquet(tmp_path / "o" / "results.parquet").set_index("scheduler")
@@ -317,3 +321,4 @@ options = {{ learner = "exact", oracle = "@workload" }}
     coverage = frame.loc["aft", [f"pred_coverage_q{q}" for q in (10, 25, 50, 75, 90)]].tolist()
     assert coverage == sorted(coverage) and 0 <= coverage[0] < coverage[-1] <= 1  # a calibration curve
     assert frame.loc["dt", ["pred_coverage_q10", "pred_coverage_q90"]].isna().all()  # a point has none
+    assert frame.loc["nag", "pred_mae_min"] > 0  # the hybrid study's online NAG regression, the same columns
