@@ -88,8 +88,8 @@ class DIWS(PredictedEasy):
     base_queue_order = "spt"
 
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
-                 learner: Literal["dt", "rf", "gb", "gb-xgb", "nn", "user-last2", "walltime", "quantile-xgb", "aft",
-                                  "aft-naive", "exact"] = "dt",
+                 learner: Literal["dt", "rf", "gb", "gb-xgb", "adaboost", "nn", "user-last2", "walltime",
+                                  "quantile-xgb", "aft", "aft-naive", "exact"] = "dt",
                  seed: int = 0, margin_min: float = 0.0,
                  overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
                  allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5, refit_s: float = 0.0,

@@ -202,7 +202,7 @@ def test_serve_under_real_batsim_equals_the_engine(aft_model, tmp_path):
 
 @pytest.mark.parametrize(("learner", "refit"), [("dt", {"refit_jobs": 3}), ("gb-xgb", {"refit_s": 40}),
                                                ("quantile-xgb", {"refit_jobs": 4}), ("aft", {"refit_s": 30}),
-                                               ("aft-naive", {"refit_jobs": 2})])
+                                               ("aft-naive", {"refit_jobs": 2}), ("adaboost", {"refit_jobs": 3})])
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios(), cut=st.integers(10, 150))
 def test_online_refits_never_look_ahead(learner, refit, scenario, cut):
