@@ -180,15 +180,18 @@ PLANNING_COLUMNS = ("mae_min", "rmse_min", "r2", "bias_min", "underestimate_pct"
 def planning_metrics(actual_s: np.ndarray, planned_s: np.ndarray, limit_s: np.ndarray, cores: np.ndarray,
                      quantiles_s: np.ndarray | None = None, levels: Any = ()) -> dict[str, Any]:
     """A run's prediction quality, flat (`pred_*` columns): the estimates the plan used against the
-    run times the jobs ran (a killed job's: its limit), and the calibration of the quantiles a
-    distribution predictor gave at submission (None without them): their calibration error, mean
-    pinball loss and coverage per level (`pred_coverage_q10` ...: the calibration curve). A plan's
-    estimates never exceed the walltime, so there the kill share equals the underestimated share."""
+    run times the jobs ran (a killed job's: its limit), and, over the jobs a distribution predictor
+    gave quantiles for at submission (`quantiles_s` rows of NaN for the others, e.g. before its
+    first fit), their calibration error, mean pinball loss and coverage per level
+    (`pred_coverage_q10` ...: the calibration curve). A plan's estimates never exceed the walltime,
+    so there the kill share equals the underestimated share."""
     report = prediction_report(actual_s, planned_s, limit_s, cores=cores)
     calibration = pinball = None
     quantiles: dict[str, Any] = {}
-    if quantiles_s is not None and len(levels) and len(actual_s):
-        quantiles = quantile_report(actual_s, quantiles_s, levels)
+    known = (np.isfinite(np.asarray(quantiles_s, dtype=float)).all(axis=1) if quantiles_s is not None
+             else np.zeros(len(actual_s), dtype=bool))
+    if len(levels) and known.any():  # over the jobs a distribution was given for
+        quantiles = quantile_report(np.asarray(actual_s)[known], np.asarray(quantiles_s)[known], levels)
         calibration = calibration_error(quantiles)
         pinball = float(np.mean(quantiles["pinball_min"]))
     values = {"mae_min": report["mae_min"], "rmse_min": report["rmse_min"], "r2": report["r2"],

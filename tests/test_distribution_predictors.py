@@ -213,3 +213,17 @@ def test_per_job_quantiles_equal_the_pipeline(tmp_path, model, features):
         expected = predictor.predict_quantiles(rows_table(rows, predictor.columns_), [q])[:, 0]
         assert np.array_equal(np.concatenate([predictor.quantile_rows(rows[i:i + 7], q)
                                               for i in range(0, len(rows), 7)]), expected)
+
+
+def test_planning_metrics_calibrate_over_the_jobs_given_quantiles():
+    """Jobs planned before a distribution was fitted have no quantiles (NaN rows): the calibration is
+    over the others; the point metrics over all."""
+    from schedlab.predictors.evaluate import planning_metrics
+
+    actual = np.array([10.0, 20.0, 30.0, 40.0])
+    quantiles = np.array([[np.nan, np.nan], [15.0, 25.0], [35.0, 45.0], [30.0, 50.0]])
+    metrics = planning_metrics(actual, actual, np.full(4, 100.0), np.ones(4), quantiles, (0.25, 0.75))
+    assert metrics["pred_mae_min"] == 0.0
+    assert metrics["pred_coverage_q25"] == pytest.approx(1 / 3) and metrics["pred_coverage_q75"] == 1.0
+    none = planning_metrics(actual, actual, np.full(4, 100.0), np.ones(4), np.full((4, 2), np.nan), (0.25, 0.75))
+    assert none["pred_calibration_error"] is None and none["pred_coverage_q25"] is None

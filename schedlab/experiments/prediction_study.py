@@ -180,6 +180,10 @@ def plot_scatter(frame: pd.DataFrame, spec: dict[str, Any], path: Path) -> Path 
         for workload, group in per_arm.groupby("workload"):
             ax.scatter(group[column], 100.0 * group["gain"], s=18, label=str(workload))
         ax.axhline(0.0, color="grey", linewidth=0.6)
+        positive = per_arm[column].dropna().abs()
+        positive = positive[positive > 0]
+        if len(positive) and positive.max() > 1000 * positive.min():  # orders of magnitude: a symmetric log axis
+            ax.set_xscale("symlog", linthresh=float(positive.quantile(0.1)))
         ax.set_xlabel(ML_METRICS[column][0])
         ax.set_ylabel(f"gain in {SCHEDULE_METRICS[spec['metric']]} (%)")
     for ax in list(axes.flat)[len(metrics):]:

@@ -210,8 +210,9 @@ def prediction_metrics(scheduler: Any, workload: Any, run_dir: Path, warmup_shar
     jobs = [job for job in jobs[skipped:] if job.id.rpartition("!")[2] in ran and job.id in planned]
     recorded = getattr(scheduler, "recorded_quantiles_s", {})
     levels = getattr(scheduler, "recorded_levels", ())
-    quantiles = (np.array([recorded[job.id] for job in jobs], dtype=float)
-                 if jobs and levels and all(job.id in recorded for job in jobs) else None)
+    # a job predicted before a distribution was fitted (walltimes until the first refit) has none: NaN
+    quantiles = (np.array([recorded.get(job.id, [math.nan] * len(levels)) for job in jobs], dtype=float)
+                 if jobs and levels and recorded else None)
     return planning_metrics(np.array([ran[job.id.rpartition("!")[2]] for job in jobs], dtype=float),
                             np.array([planned[job.id] for job in jobs], dtype=float),
                             np.array([np.inf if job.walltime_s is None else job.walltime_s for job in jobs]),
