@@ -184,6 +184,8 @@ def plot_scatter(frame: pd.DataFrame, spec: dict[str, Any], path: Path) -> Path 
         positive = positive[positive > 0]
         if len(positive) and positive.max() > 1000 * positive.min():  # orders of magnitude: a symmetric log axis
             ax.set_xscale("symlog", linthresh=float(positive.quantile(0.1)))
+            if (per_arm[column].dropna() >= 0).all():
+                ax.set_xlim(left=0.0)
         ax.set_xlabel(ML_METRICS[column][0])
         ax.set_ylabel(f"gain in {SCHEDULE_METRICS[spec['metric']]} (%)")
     for ax in list(axes.flat)[len(metrics):]:
