@@ -89,6 +89,7 @@ def test_a_predictions_campaign_is_checked_and_reported(tmp_path, monkeypatch):
 
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
     text = f"""name = "p"
+description = "An excerpt of KTH stands for the traces."
 [[workloads]]
 name = "kth"
 swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
@@ -136,5 +137,6 @@ baseline = "easy"
     assert main(["report", str(tmp_path / "o"), "-o", str(tmp_path / "r")]) == 0
     report = (tmp_path / "r" / "report.md").read_text()
     assert "## Predictions and schedules: kth" in report and "## Which ML metric predicts the schedule" in report
+    assert "## Study\n\nAn excerpt of KTH stands for the traces." in report  # the campaign's description
     assert (tmp_path / "r" / "prediction_scatter.png").is_file() and (tmp_path / "r" / "calibration.png").is_file()
     assert "## Calibration of the distribution predictors" in report

@@ -362,6 +362,9 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
     campaign = ", ".join(sorted(frame["campaign"].unique()))
     complete = frame["complete"]
     sections: list[tuple[str, str, Any]] = []  # (title, text, table or image path)
+    description = campaign_description(results_dir)
+    if description:
+        sections.append(("Study", description, None))
     sections.append(("Runs", f"{int(complete.sum())} of {len(frame)} runs complete; versions: schedlab "
                      f"{', '.join(sorted(frame['schedlab_version'].unique()))}.", None))
     if (results_dir / "notes.json").is_file():
@@ -421,6 +424,22 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
     write_text_atomic(out / "summary.json", json.dumps({"campaign": campaign, "runs": len(frame),
                                                         "complete": int(complete.sum())}) + "\n")
     return report
+
+
+def campaign_description(results_dir: Path) -> str:
+    """The `description` of the campaign file that made the results (made-by.json names it, as
+    given: relative to where it ran), when that file is here; else empty."""
+    import tomllib
+
+    made = results_dir / "made-by.json"
+    try:
+        invocations = json.loads(made.read_text()).get("invocations", []) if made.is_file() else []
+        path = Path(invocations[-1]["campaign"]) if invocations else None
+        if path is None or not path.is_file():
+            return ""
+        return str(tomllib.loads(path.read_text(encoding="utf-8")).get("description", ""))
+    except (OSError, ValueError, KeyError, tomllib.TOMLDecodeError):
+        return ""
 
 
 def write_report(out: Path, name: str, sections: list[tuple[str, str, Any]], plots: list[Path]) -> dict[str, Any]:
