@@ -85,48 +85,15 @@ def test_trace_tables_put_the_baseline_first_with_medians():
 
 def test_a_predictions_campaign_is_checked_and_reported(tmp_path, monkeypatch):
     from schedlab.cli import main
-    from tests.helpers.data import TRACES
+    from tests.helpers.workloads import kth_excerpt_campaign
 
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
-    text = f"""name = "p"
-description = "An excerpt of KTH stands for the traces."
-[[workloads]]
-name = "kth"
-swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
-convert = {{ start = 648000, days = 0.5 }}
-windows = 2
-history = "completed-before"
-
-[[platforms]]
-resources = 100
-name = "c100"
-
-[[schedulers]]
-name = "easy"
-
-[[schedulers]]
-name = "easy-predicted"
-label = "dt"
-options = {{ history = "@history", learner = "dt" }}
-
-[[schedulers]]
-name = "easy-predicted"
-label = "last2"
-options = {{ learner = "user-last2" }}
-
-[[schedulers]]
-name = "easy-prob"
-label = "aft"
-options = {{ history = "@history" }}
-
-[[schedulers]]
-name = "easy-predicted"
-label = "exact"
-options = {{ learner = "exact", oracle = "@workload" }}
-
-[predictions]
-baseline = "easy"
-"""
+    text = kth_excerpt_campaign([
+        ("easy", None, None), ("easy-predicted", "dt", '{ history = "@history", learner = "dt" }'),
+        ("easy-predicted", "last2", '{ learner = "user-last2" }'), ("easy-prob", "aft", '{ history = "@history" }'),
+        ("easy-predicted", "exact", '{ learner = "exact", oracle = "@workload" }')],
+        days=0.5, windows=2, head='description = "An excerpt of KTH stands for the traces."',
+        tail='[predictions]\nbaseline = "easy"')
     path = tmp_path / "p.toml"
     path.write_text(text.replace('baseline = "easy"', 'baseline = "nope"'))
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "bad")]) == 2

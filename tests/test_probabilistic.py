@@ -273,43 +273,15 @@ def test_a_campaign_records_each_runs_prediction_quality(tmp_path, monkeypatch):
     import pandas as pd
 
     from schedlab.cli import main
-    from tests.helpers.data import TRACES
+    from tests.helpers.workloads import kth_excerpt_campaign
 
     monkeypatch.setenv("SCHEDLAB_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "p.toml"
-    path.write_text(f"""name = "p"
-[[workloads]]
-name = "kth"
-swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
-convert = {{ start = 648000, days = 1 }}
-history = "completed-before"
-
-[[platforms]]
-resources = 100
-name = "c100"
-
-[[schedulers]]
-name = "easy"
-
-[[schedulers]]
-name = "easy-predicted"
-label = "dt"
-options = {{ history = "@history", learner = "dt" }}
-
-[[schedulers]]
-name = "easy-prob"
-label = "aft"
-options = {{ history = "@history", learner = "aft" }}
-
-[[schedulers]]
-name = "easy-predicted"
-label = "exact"
-options = {{ learner = "exact", oracle = "@workload" }}
-
-[[schedulers]]
-name = "fcfs-bf1"
-label = "nag"
-""")
+    path.write_text(kth_excerpt_campaign([
+        ("easy", None, None), ("easy-predicted", "dt", '{ history = "@history", learner = "dt" }'),
+        ("easy-prob", "aft", '{ history = "@history", learner = "aft" }'),
+        ("easy-predicted", "exact", '{ learner = "exact", oracle = "@workload" }'), ("fcfs-bf1", "nag", None)],
+        days=1))
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "1", "-q"]) == 0
     frame = pd.read_parquet(tmp_path / "o" / "results.parquet").set_index("scheduler")
     assert frame["complete"].all()

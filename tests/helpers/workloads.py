@@ -102,3 +102,17 @@ SPECS = [
     ("E", 20, 2, 10, 5),   # killed at its walltime: delay 10 >= walltime 5
     ("F", 21, 5, 1, 2),    # larger than the platform: rejected
 ]
+
+
+def kth_excerpt_campaign(arms, *, days: float, windows: int | None = None, head: str = "", tail: str = "") -> str:
+    """A campaign's text on the shipped KTH excerpt (from t = 648000 s, a history of the jobs completed
+    before each window), on 100 cores; `arms`: (scheduler, label or None, options as TOML or None)."""
+    from tests.helpers.data import TRACES
+
+    lines = ['name = "p"', head, "[[workloads]]", 'name = "kth"', f'swf = "{TRACES / "kth-sp2-excerpt.swf.gz"}"',
+             f"convert = {{ start = 648000, days = {days} }}", *([f"windows = {windows}"] if windows else []),
+             'history = "completed-before"', "", "[[platforms]]", "resources = 100", 'name = "c100"']
+    for name, label, options in arms:
+        lines += ["", "[[schedulers]]", f'name = "{name}"', *([f'label = "{label}"'] if label else []),
+                  *([f"options = {options}"] if options else [])]
+    return "\n".join([*lines, "", tail]) + "\n"
