@@ -20,7 +20,11 @@ AFT 100 of depth 3, learning rate 0.1.
   is the fit that takes the limit for the run time, the comparison the field makes. sigma is the
   maximum-likelihood scale of held-out residuals (the last `holdout_share` of the training rows,
   in their order, predicted by a model fitted on the others; censored ones count by their
-  survival), then mu is refitted on every row.
+  survival), then mu is refitted on every row; with fewer than 10 finished jobs held out, sigma is
+  xgboost's default 1 (an online refit's first days: a scale fitted on a few residuals collapses
+  the distribution onto its median). A job is censored when the caller says it was killed
+  (`fit(X, y, censored=)`: its walltime, the kill time, was reached), else when its run time
+  reached its `time_limit` feature (the requested time, the kill time of most traces).
 
 Run times below 1 s are learned as 1 s (the log needs a positive time).
 """
@@ -49,6 +53,9 @@ DISTRIBUTION_MODELS = {
     "aft-naive": "aft with the time limit taken as a killed job's run time (no censoring): the naive comparison",
 }
 DISTRIBUTIONS = ("normal", "logistic")
+#: sigma is measured on at least this many held-out jobs that finished; below, DEFAULT_SCALE
+MIN_HELD_OUT = 10
+DEFAULT_SCALE = 1.0
 CENSORING = ("aft", "naive")
 DEFAULT_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 _boosters: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # rebuilt, never persisted
@@ -182,13 +189,11 @@ class XGBoostAFT(RegressorMixin, BaseEstimator):
         runtime = np.maximum(labels[:, 0], 1.0)
         censored = labels[:, 1].astype(bool) if labels.shape[1] > 1 else np.zeros(len(X), dtype=bool)
         cut = round(len(X) * (1.0 - self.holdout_share))
-        if 0 < cut < len(X) and (~censored[:cut]).any():
+        self.sigma_ = DEFAULT_SCALE  # too few finished jobs held out to measure it: xgboost's default scale
+        if 0 < cut < len(X) and (~censored[:cut]).any() and (~censored[cut:]).sum() >= MIN_HELD_OUT:
             self._fit_rows(X[:cut], runtime[:cut], censored[:cut])
             residuals = np.log(runtime[cut:]) - np.log(self.predict(X[cut:]))
             self.sigma_ = fit_scale(residuals, censored[cut:], self.distribution)
-        else:  # too few rows to hold any out: the training residuals'
-            self._fit_rows(X, runtime, censored)
-            self.sigma_ = fit_scale(np.log(runtime) - np.log(self.predict(X)), censored, self.distribution)
         self._fit_rows(X, runtime, censored)
         return self
 
@@ -207,10 +212,12 @@ class DistributionPredictor(RegressorMixin, BaseEstimator):
     def _learner(self) -> Any:
         raise NotImplementedError
 
-    def _targets(self, X: pd.DataFrame, y: np.ndarray) -> np.ndarray:  # noqa: N803
+    def _targets(self, X: pd.DataFrame, y: np.ndarray, censored: np.ndarray | None) -> np.ndarray:  # noqa: N803
         return y
 
-    def fit(self, X: pd.DataFrame, y: Any) -> DistributionPredictor:  # noqa: N803 (scikit-learn's names)
+    def fit(self, X: pd.DataFrame, y: Any, censored: Any = None) -> DistributionPredictor:  # noqa: N803
+        """Learn from a job table and run times (s); `censored`: which jobs were killed at their
+        walltime (their run time is only known to exceed it; None: read from `time_limit`)."""
         feature_set = get_feature_set(self.features)
         self.columns_, self.dropped_ = present_columns(X, feature_set)
         if not self.columns_:
@@ -219,7 +226,8 @@ class DistributionPredictor(RegressorMixin, BaseEstimator):
         self.pipeline_ = build_pipeline(self.columns_, feature_set.user_means, "", self.seed, categories,
                                         estimator=self._learner())
         _INPUTS.pop(self, None)  # a refit replaces what was compiled
-        self.pipeline_.fit(X[self.columns_], self._targets(X, np.asarray(y, dtype=float)))
+        killed = None if censored is None else np.asarray(censored, dtype=bool)
+        self.pipeline_.fit(X[self.columns_], self._targets(X, np.asarray(y, dtype=float), killed))
         return self
 
     def _transformed(self, X: pd.DataFrame) -> Any:  # noqa: N803
@@ -324,12 +332,16 @@ class CensoredPredictor(DistributionPredictor):
                           learning_rate=self.learning_rate, max_depth=self.max_depth,
                           holdout_share=self.holdout_share)
 
-    def _targets(self, X: pd.DataFrame, y: np.ndarray) -> np.ndarray:  # noqa: N803
-        """(observed run time, censored): a run time at or past the limit is the limit, censored
-        (`aft`) or taken as exact (`naive`)."""
-        limit = X["time_limit"].to_numpy(dtype=float) if "time_limit" in X else np.full(len(y), np.nan)
-        killed = np.isfinite(limit) & (y >= limit)
-        observed = np.where(killed, limit, y)
+    def _targets(self, X: pd.DataFrame, y: np.ndarray, censored: np.ndarray | None) -> np.ndarray:  # noqa: N803
+        """(observed run time, censored): a killed job's run time (the caller's `censored`, else one
+        at or past its `time_limit`, which it then is) is censored (`aft`) or taken as exact
+        (`naive`)."""
+        if censored is not None:
+            killed, observed = censored, y
+        else:
+            limit = X["time_limit"].to_numpy(dtype=float) if "time_limit" in X else np.full(len(y), np.nan)
+            killed = np.isfinite(limit) & (y >= limit)
+            observed = np.where(killed, limit, y)
         return np.column_stack([observed, killed & (self.censoring == "aft")])
 
     def _quantiles(self, features: Any, levels: np.ndarray) -> np.ndarray:

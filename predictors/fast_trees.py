@@ -126,9 +126,9 @@ def _inputs(pipeline: Any, columns: list[str]) -> tuple[dict[str, dict[Any, int]
 
 
 def compile_inputs(pipeline: Any, columns: list[str]) -> Any:
-    """rows -> the matrix the pipeline's model is given (float32 values, as xgboost and
-    scikit-learn's trees read them), for a codes -> imputation -> model pipeline; None otherwise
-    (the distribution predictors' per-job path)."""
+    """rows -> the matrix the pipeline's model is given (float64 holding float32-rounded values:
+    xgboost reads float32, so its predictions equal the pipeline's), for a codes -> imputation ->
+    model pipeline; None otherwise (the distribution predictors' per-job path)."""
     found = _inputs(pipeline, columns)
     if found is None:
         return None

@@ -103,7 +103,11 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
     train_idx, test_idx = split_indices(jobs, split, test_share, seed, runtimes)
     predictor = new_predictor(model=model, features=features, seed=seed, margin_min=margin_min, params=params)
     began = time.perf_counter()
-    predictor.fit(table.iloc[train_idx].reset_index(drop=True), runtimes[train_idx])
+    if isinstance(predictor, DistributionPredictor):  # a job killed at its walltime ran to it, censored there
+        observed, killed = killed_at_walltime(jobs, runtimes)
+        predictor.fit(table.iloc[train_idx].reset_index(drop=True), observed[train_idx], censored=killed[train_idx])
+    else:
+        predictor.fit(table.iloc[train_idx].reset_index(drop=True), runtimes[train_idx])
     fit_s = time.perf_counter() - began
     submits = np.array([job.submit_time_s for job in jobs])
     completed_before = ((conversion or {}).get("options") or {}).get("completed_before")
@@ -137,6 +141,14 @@ def train_on(data, workload_path: str | Path, *, features: str = "diws", model: 
                                                            predictor.predict_quantiles(test, REPORTED_LEVELS),
                                                            REPORTED_LEVELS)
     return predictor, card
+
+
+def killed_at_walltime(jobs: list[Any], runtimes_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the run times jobs would run: capped at their walltime, whether each is killed there): what
+    a censoring-aware learner is given for a workload's jobs (delays may exceed walltimes)."""
+    walltimes = np.array([np.inf if job.walltime_s is None else job.walltime_s for job in jobs], dtype=float)
+    runtimes = np.asarray(runtimes_s, dtype=float)
+    return np.minimum(runtimes, walltimes), runtimes >= walltimes
 
 
 def new_predictor(*, model: str, features: str = "diws", seed: int = 0, margin_min: float = 0.0,

@@ -121,7 +121,9 @@ class DIWS(PredictedEasy):
         # online refits: the learned jobs' feature rows (each read once) and run times
         self._learned_rows: list[list[Any]] = []
         self._learned_runtimes_s: list[float] = []
-        self._history_data: tuple[Any, list[float]] | None = None
+        self._learned_killed: list[bool] = []  # whether each learned job was killed at its walltime
+        self._killed: set[str] = set()  # the ended jobs killed at their walltime
+        self._history_data: tuple[Any, list[float], list[float], list[bool]] | None = None
         self.refits = 0
         if not (model or history or baseline or refits) and type(self).predict_runtimes_s is DIWS.predict_runtimes_s:
             raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on); "
@@ -185,17 +187,24 @@ class DIWS(PredictedEasy):
     # ------------------------------------------------------------------ online refits
     def job_finished(self, running: Running, state: JobState, now: float) -> None:
         super().job_finished(running, state, now)
-        if self.refit_s or self.refit_jobs:  # a killed job's run time is its limit: censored for `aft`
+        if self.refit_s or self.refit_jobs:  # a killed job's run time is its walltime: censored for `aft`
             self._ended.append((now, running.job, now - running.start_s))
+            if state is JobState.COMPLETED_WALLTIME_REACHED:
+                self._killed.add(running.job.id)
 
     def decide(self, now: float) -> list[Decision]:
+        self.refit_if_due(now)
+        return super().decide(now)
+
+    def refit_if_due(self, now: float) -> None:
+        """The refit a decision at `now` owes, before any submission of it is predicted (a second call
+        at the same instant finds none due)."""
         if self.refit_s:
             at_s = self.due_refit_s(now, self.refit_s)
             if at_s is not None:
                 self._refit(at_s)
         elif self.refit_jobs and len(self._ended) >= self.refit_jobs:
             self._refit(math.inf)
-        return super().decide(now)
 
     def _refit(self, at_s: float) -> None:
         """`learner` on the history and the jobs completed strictly before `at_s` (a job ending at
@@ -205,25 +214,37 @@ class DIWS(PredictedEasy):
 
         import pandas as pd
 
+        from schedlab.predictors.distribution import DistributionPredictor
         from schedlab.predictors.features import get_feature_set, job_values, rows_table
-        from schedlab.predictors.training import load_training_data, new_predictor
+        from schedlab.predictors.training import killed_at_walltime, load_training_data, new_predictor
 
         began = time.perf_counter()
         columns = list(get_feature_set(self.features).columns)
         count = bisect_left(self._ended, at_s, key=lambda ended: ended[0])  # in completion order
         self._learned_rows += [job_values(job, columns) for _, job, _ in self._ended[:count]]
         self._learned_runtimes_s += [runtime for _, _, runtime in self._ended[:count]]
+        self._learned_killed += [job.id in self._killed for _, job, _ in self._ended[:count]]
         del self._ended[:count]
         table, runtimes = rows_table(self._learned_rows, columns), list(self._learned_runtimes_s)
+        killed = list(self._learned_killed)
+        predictor = new_predictor(model=self.learner, features=self.features, seed=self.seed)
+        distribution = isinstance(predictor, DistributionPredictor)
         if self.history:
             if self._history_data is None:  # read once
-                _, history, history_runtimes = load_training_data(self.history)
-                self._history_data = history[columns], history_runtimes.tolist()
+                jobs, history, delays = load_training_data(self.history)
+                observed, history_killed = killed_at_walltime(jobs, delays)
+                self._history_data = history[columns], delays.tolist(), observed.tolist(), history_killed.tolist()
             table = pd.concat([self._history_data[0], table], ignore_index=True)
-            runtimes = [*self._history_data[1], *runtimes]
+            # a point learner learns the history's run times as its first fit did; a distribution, the run
+            # times capped at the walltime, censored there
+            runtimes = [*self._history_data[2 if distribution else 1], *runtimes]
+            killed = [*self._history_data[3], *killed]
         if len(runtimes) < 2:
             return
-        self._predictor = new_predictor(model=self.learner, features=self.features, seed=self.seed).fit(table, runtimes)
+        if isinstance(predictor, DistributionPredictor):
+            self._predictor = predictor.fit(table, runtimes, censored=killed)
+        else:
+            self._predictor = predictor.fit(table, runtimes)
         self._predictor.compile()
         self.refits += 1
         self.forget_predictions()

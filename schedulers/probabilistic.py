@@ -39,8 +39,7 @@ class ProbabilisticBackfilling(EasyPredicted):
     probability >= p (its p-quantile does), or uses only the extra resources."""
 
     option_help = {"p": "the least probability, under the predictor's distribution, that a backfilled job ends "
-                        "before the head's shadow time (1: never delays it as predicted; a point predictor: "
-                        "its point decides)"}
+                        "before the head's shadow time, in (0, 1) (a point predictor: its point decides)"}
 
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
                  learner: Literal["dt", "rf", "gb", "gb-xgb", "adaboost", "nn", "user-last2", "walltime",
@@ -58,6 +57,7 @@ class ProbabilisticBackfilling(EasyPredicted):
         self._backfill_s: dict[str, float] = {}  # each waiting job's p-quantile, as the plan takes it
 
     def decide(self, now: float) -> list[Decision]:
+        self.refit_if_due(now)  # the model that predicts this instant's submissions, for both levels
         if self._arrivals:  # their p-quantiles, before the queue takes them (planned_duration_s reads them)
             jobs = [job for job, _ in self._arrivals]
             for job, level_s in zip(jobs, self.quantiles_s(jobs, self.p).tolist(), strict=True):

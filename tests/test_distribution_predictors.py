@@ -227,3 +227,32 @@ def test_planning_metrics_calibrate_over_the_jobs_given_quantiles():
     assert metrics["pred_coverage_q25"] == pytest.approx(1 / 3) and metrics["pred_coverage_q75"] == 1.0
     none = planning_metrics(actual, actual, np.full(4, 100.0), np.ones(4), np.full((4, 2), np.nan), (0.25, 0.75))
     assert none["pred_calibration_error"] is None and none["pred_coverage_q25"] is None
+
+
+def test_killed_jobs_are_told_by_the_walltime_when_the_caller_knows_it():
+    """A job that ran past its requested time (the time_limit feature) but not to its walltime was
+    not killed: the caller's `censored` decides; without it, the limit feature does."""
+    from schedlab.model import Job
+    from schedlab.predictors.training import killed_at_walltime
+
+    table = pd.DataFrame({"cpu": [1.0, 2.0, 4.0], "time_limit": [100.0, 100.0, 100.0]})
+    y = np.array([50.0, 150.0, 300.0])
+    aft = CensoredPredictor()
+    derived = aft._targets(table, y, None)
+    assert derived[:, 0].tolist() == [50.0, 100.0, 100.0] and derived[:, 1].tolist() == [0, 1, 1]
+    told = aft._targets(table, y, np.array([False, False, True]))
+    assert told[:, 0].tolist() == [50.0, 150.0, 300.0] and told[:, 1].tolist() == [0, 0, 1]
+    assert CensoredPredictor(censoring="naive")._targets(table, y, np.array([False, False, True]))[:, 1].sum() == 0
+    jobs = [Job(id=f"w0!{i}", submit_time_s=0.0, res=1, walltime_s=w, profile="p") for i, w in
+            enumerate([200.0, 200.0, None])]
+    observed, killed = killed_at_walltime(jobs, np.array([50.0, 250.0, 900.0]))
+    assert observed.tolist() == [50.0, 200.0, 900.0] and killed.tolist() == [False, True, False]
+
+
+def test_sigma_needs_ten_finished_jobs_held_out():
+    table, runtime, _ = lognormal_jobs(n=30)
+    assert CensoredPredictor().fit(table.iloc[:20], runtime[:20]).pipeline_.named_steps["model"].sigma_ == 1.0
+    fitted = CensoredPredictor().fit(table, runtime).pipeline_.named_steps["model"].sigma_  # 6 held out of 30
+    assert fitted == 1.0
+    many = lognormal_jobs(n=400)
+    assert CensoredPredictor().fit(many[0], many[1]).pipeline_.named_steps["model"].sigma_ != 1.0

@@ -107,3 +107,13 @@ def test_a_predictions_campaign_is_checked_and_reported(tmp_path, monkeypatch):
     assert "## Study\n\nAn excerpt of KTH stands for the traces." in report  # the campaign's description
     assert (tmp_path / "r" / "prediction_scatter.png").is_file() and (tmp_path / "r" / "calibration.png").is_file()
     assert "## Calibration of the distribution predictors" in report
+
+
+def test_a_larger_is_better_metric_gains_when_it_grows():
+    frame = known_frame()
+    frame["utilisation"] = frame["mean_bounded_slowdown"]  # utilisation 5..8 x scale against the baseline's 10
+    table = gains(frame, {"baseline": "easy", "metric": "utilisation"})
+    a = table[(table["scheduler"] == "a") & (table["workload"] == "t1")]
+    assert a["gain"].tolist() == pytest.approx([-0.5, -0.5])  # lower utilisation: a loss
+    rho = correlations(frame, {"baseline": "easy", "metric": "utilisation"}).set_index("metric")
+    assert rho.loc["MAE (min)", "mean rho"] == pytest.approx(-1.0)

@@ -294,3 +294,45 @@ def test_a_campaign_records_each_runs_prediction_quality(tmp_path, monkeypatch):
     assert coverage == sorted(coverage) and 0 <= coverage[0] < coverage[-1] <= 1  # a calibration curve
     assert frame.loc["dt", ["pred_coverage_q10", "pred_coverage_q90"]].isna().all()  # a point has none
     assert frame.loc["nag", "pred_mae_min"] > 0  # the hybrid study's online NAG regression, the same columns
+
+
+@st.composite
+def busy(draw):
+    """60 jobs on 4 cores, arriving in bursts, run times far below their walltimes: refits happen at
+    instants with submissions, and their predictions decide backfilling."""
+    import random
+
+    rng = random.Random(draw(st.integers(0, 10_000)))
+    specs, submit = [], 0
+    for i in range(60):
+        submit += rng.choice([0, 0, 5, 20])
+        delay = rng.choice([10, 30, 60, 200])
+        specs.append((str(i), submit, rng.choice([1, 1, 2, 4]), delay, delay * rng.choice([2, 5, 20])))
+    return 4, specs
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=busy(), p=st.sampled_from([0.1, 0.9]), refit=st.sampled_from([{"refit_jobs": 2},
+                                                                               {"refit_s": 20}]))
+def test_a_refitted_point_learner_gives_easy_planning_with_it(scenario, p, refit):
+    """The refit a decision owes comes before its submissions are predicted, at both levels: with a
+    point learner refitted online, easy-prob is easy-predicted."""
+    nb_res, specs = scenario
+    options = {"learner": "dt", **refit}
+    assert render(simulate(nb_res, specs, "easy-prob", {**options, "p": p})) == \
+        render(simulate(nb_res, specs, "easy-predicted", options))
+
+
+def test_jobs_without_an_estimate_leave_the_prediction_metrics_finite(tmp_path):
+    """A job without walltime planned with the walltime baseline has no estimate (inf): the run's
+    pred_* columns are over the others, and its summary stays valid JSON."""
+    from schedlab.api import simulate as simulate_api
+    from schedlab.experiments.runner import prediction_metrics
+
+    specs = [("a", 0, 1, 50, 100), ("b", 1, 1, 70, None), ("c", 2, 2, 30, 60)]
+    workload = make_workload(specs)
+    result = simulate_api(2, workload, "easy-predicted", options={"learner": "walltime"}, out=tmp_path / "o")
+    assert result.complete, result.error
+    metrics = prediction_metrics(result.engine.scheduler, workload, tmp_path / "o")
+    assert metrics["pred_mae_min"] == pytest.approx((50 + 30) / 2 / 60)  # a and c: planned 100 and 60 s
+    assert all(v is None or np.isfinite(v) for v in metrics.values())

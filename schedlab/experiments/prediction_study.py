@@ -38,6 +38,8 @@ ML_METRICS: dict[str, tuple[str, int]] = {
 }
 SCHEDULE_METRICS = {"mean_bounded_slowdown": "AVGbsld", "mean_waiting_time_s": "mean wait (s)",
                     "utilisation": "utilisation"}
+#: schedule metrics where larger is better (the gain is then metric / baseline's - 1)
+HIGHER_IS_BETTER = ("utilisation",)
 PREDICTS, WEAKLY, DOES_NOT = 0.5, 0.3, "does not predict the schedule"
 
 
@@ -61,14 +63,21 @@ def _runs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def gains(frame: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
     """Each unperturbed complete run with `gain`: 1 - its metric / the baseline's on the same
-    instance and platform (NaN without a baseline run there)."""
+    instance and platform (metric / baseline's - 1 for utilisation, where larger is better; NaN
+    without a baseline run there)."""
     runs = _runs(frame).copy()
     metric = spec["metric"]
     keys = ["workload", "instance", "platform"]
     base = runs[runs["scheduler"] == spec["baseline"]].groupby(keys)[metric].median().rename("baseline_value")
     runs = runs.join(base, on=keys)
-    runs["gain"] = 1.0 - runs[metric] / runs["baseline_value"].where(runs["baseline_value"] != 0)
+    ratio = runs[metric] / runs["baseline_value"].where(runs["baseline_value"] != 0)
+    runs["gain"] = ratio - 1.0 if metric in HIGHER_IS_BETTER else 1.0 - ratio
     return runs
+
+
+def gain_text(spec: dict[str, Any]) -> str:
+    metric, baseline = spec["metric"], spec["baseline"]
+    return (f"{metric} / {baseline}'s - 1" if metric in HIGHER_IS_BETTER else f"1 - {metric} / {baseline}'s")
 
 
 def trace_tables(frame: pd.DataFrame, spec: dict[str, Any]) -> dict[str, pd.DataFrame]:
@@ -250,7 +259,7 @@ def sections(frame: pd.DataFrame, spec: dict[str, Any], out: Path) -> tuple[list
     parts: list[tuple[str, str, Any]] = []
     for workload, table in trace_tables(frame, spec).items():
         parts.append((f"Predictions and schedules: {workload}", f"Medians over instances of unperturbed complete "
-                      f"runs; gain = 1 - {spec['metric']} / {spec['baseline']}'s on the same instance.", table))
+                      f"runs; gain = {gain_text(spec)} on the same instance.", table))
     table = correlations(frame, spec)
     parts.append(("Which ML metric predicts the schedule", plain_statement(table) + " Spearman's rho per trace "
                   "between the metric (oriented: larger is better) and the gain, over one scheduler's arms; "

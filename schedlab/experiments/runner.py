@@ -207,7 +207,9 @@ def prediction_metrics(scheduler: Any, workload: Any, run_dir: Path, warmup_shar
 
     jobs = sorted(workload.jobs, key=order)
     skipped = min(warmup_jobs, len(jobs)) if warmup_jobs else math.ceil(warmup_share * len(jobs))
-    jobs = [job for job in jobs[skipped:] if job.id.rpartition("!")[2] in ran and job.id in planned]
+    # a plan without an estimate (no walltime and no prediction: inf) says nothing of its accuracy
+    jobs = [job for job in jobs[skipped:]
+            if job.id.rpartition("!")[2] in ran and job.id in planned and math.isfinite(planned[job.id])]
     recorded = getattr(scheduler, "recorded_quantiles_s", {})
     levels = getattr(scheduler, "recorded_levels", ())
     # a job predicted before a distribution was fitted (walltimes until the first refit) has none: NaN
