@@ -86,12 +86,8 @@ class PredictedEasy(EasyBackfilling):
             return predictor.predict_jobs(jobs)
         if self.quantile != 0.5 and hasattr(predictor, "quantile_rows"):
             return self.quantiles_s(jobs, self.quantile)
-        columns, memo = predictor.columns_, self._memo
-        keys = [tuple(job_values(job, columns)) for job in jobs]
-        unseen = list(dict.fromkeys(key for key in keys if key not in memo))
-        if unseen:
-            memo.update(zip(unseen, predictor.predict_rows(unseen).tolist(), strict=True))
-        return np.array([memo[key] for key in keys], dtype=float)
+        return _memoised(self._memo, [tuple(job_values(job, predictor.columns_)) for job in jobs],
+                         predictor.predict_rows)
 
     def quantiles_s(self, jobs: list[Job], level: float) -> np.ndarray:
         """Each job's run time `level`-quantile: a distribution predictor's (memoised per feature row
@@ -102,12 +98,9 @@ class PredictedEasy(EasyBackfilling):
         predictor = self._predictor
         if not hasattr(predictor, "quantile_rows"):  # a point: every level is it
             return self.predict_runtimes_s(jobs)
-        columns, memo = predictor.columns_, self._level_memos.setdefault(level, {})
-        keys = [tuple(job_values(job, columns)) for job in jobs]
-        unseen = list(dict.fromkeys(key for key in keys if key not in memo))
-        if unseen:
-            memo.update(zip(unseen, predictor.quantile_rows(unseen, level).tolist(), strict=True))
-        return np.array([memo[key] for key in keys], dtype=float)
+        return _memoised(self._level_memos.setdefault(level, {}),
+                         [tuple(job_values(job, predictor.columns_)) for job in jobs],
+                         lambda rows: predictor.quantile_rows(rows, level))
 
     def forget_predictions(self) -> None:
         """The predictor changed (it learned): later submissions are predicted afresh."""
@@ -199,3 +192,11 @@ class PredictedEasy(EasyBackfilling):
         """How many times a running job's limit was corrected."""
         limit = self._limits.get(job_id)
         return 0 if limit is None else limit.firings
+
+
+def _memoised(memo: dict[tuple[Any, ...], float], keys: list[tuple[Any, ...]], predict: Any) -> np.ndarray:
+    """Predictions for feature rows, each distinct row asked of `predict` once while `memo` lives."""
+    unseen = list(dict.fromkeys(key for key in keys if key not in memo))
+    if unseen:
+        memo.update(zip(unseen, predict(unseen).tolist(), strict=True))
+    return np.array([memo[key] for key in keys], dtype=float)

@@ -163,6 +163,13 @@ def check_run_inputs(runs: list[Any]) -> None:
             raise InputError(f"run {run.key!r}: {exc}") from None
 
 
+def submission_order(job_id: str, submit_s: float) -> tuple[float, int, str]:
+    """The order warm-ups count jobs in: submission time, then the job number (ids with or without
+    the workload's prefix)."""
+    name = job_id.rpartition("!")[2]
+    return submit_s, int(name) if name.isdigit() else -1, name
+
+
 def after_warmup(run_dir: Path, summary: dict[str, Any], share: float, jobs: int = 0) -> dict[str, Any]:
     """Metrics without the first `share` (or the first `jobs`) of the jobs by submission (a warm-up:
     the machine starts empty, learning predictors start blind), from the run's jobs.csv."""
@@ -170,11 +177,8 @@ def after_warmup(run_dir: Path, summary: dict[str, Any], share: float, jobs: int
 
     from schedlab.metrics import compute_metrics, read_jobs_csv
 
-    def order(outcome) -> tuple[float, int, str]:  # jobs.csv lists jobs as they ended: ties by job id
-        name = outcome.job_id.rsplit("!", 1)[-1]
-        return outcome.submit_s, int(name) if name.isdigit() else -1, name
-
-    outcomes = sorted(read_jobs_csv(run_dir / "jobs.csv"), key=order)  # the same jobs for every scheduler
+    # jobs.csv lists jobs as they ended: by submission, ties by job number (the same jobs for every scheduler)
+    outcomes = sorted(read_jobs_csv(run_dir / "jobs.csv"), key=lambda o: submission_order(o.job_id, o.submit_s))
     skipped = min(jobs, len(outcomes)) if jobs else math.ceil(share * len(outcomes))
     metrics = compute_metrics(outcomes[skipped:], summary["metrics"].get("nb_resources"),
                               summary["metrics"].get("scheduling_time_s"))
@@ -201,11 +205,7 @@ def prediction_metrics(scheduler: Any, workload: Any, run_dir: Path, warmup_shar
         return None
     ran = {o.job_id.rpartition("!")[2]: o.finish_s - o.start_s for o in read_jobs_csv(run_dir / "jobs.csv")
            if o.start_s is not None and o.finish_s is not None}  # jobs.csv names jobs without the workload
-    def order(job) -> tuple[float, int, str]:  # after_warmup's order: submission, then the job number
-        name = job.id.rpartition("!")[2]
-        return job.submit_time_s, int(name) if name.isdigit() else -1, name
-
-    jobs = sorted(workload.jobs, key=order)
+    jobs = sorted(workload.jobs, key=lambda job: submission_order(job.id, job.submit_time_s))  # as after_warmup
     skipped = min(warmup_jobs, len(jobs)) if warmup_jobs else math.ceil(warmup_share * len(jobs))
     # a plan without an estimate (no walltime and no prediction: inf) says nothing of its accuracy
     jobs = [job for job in jobs[skipped:]
