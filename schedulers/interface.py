@@ -159,6 +159,7 @@ BUILTIN_MODULES = {
     "fcfs": "fcfs", "easy": "easy", "easy-sjbf": "easy", "easy-pp": "easy_pp", "diws": "diws",
     "hybrid": "hybrid", "online-sjf": "plan_based", "online-svf": "plan_based", "fcfs-bf1": "plan_based",
     "fcfs-bf2": "plan_based", "easy-predicted": "probabilistic", "easy-prob": "probabilistic",
+    "policy": "agent",
 }
 
 

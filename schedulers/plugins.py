@@ -120,14 +120,27 @@ def class_from_spec(spec: str) -> type:
     """The Scheduler subclass `MODULE:CLASS` names (InputError otherwise, one line)."""
     from schedlab.schedulers.interface import Scheduler
 
+    cls = object_from_spec(spec, "scheduler", "CLASS")
+    class_name = spec.rpartition(":")[2]
+    if not (isinstance(cls, type) and issubclass(cls, Scheduler)):
+        raise InputError(f"scheduler {spec!r}: {class_name} is not a subclass of schedlab.Scheduler")
+    if "name" not in vars(cls):  # not registered itself: known by the spec (outputs, listings)
+        cls.name = spec
+    return cls
+
+
+def object_from_spec(spec: str, what: str, kind: str = "NAME") -> Any:
+    """What `MODULE:NAME` or `FILE.py:NAME` names (a user's scheduler class, a policy function);
+    InputError otherwise, one line starting with `what`."""
     module_name, _, class_name = spec.rpartition(":")
     if not module_name or not class_name.isidentifier():
-        raise InputError(f"scheduler {spec!r}: expected a name, MODULE:CLASS or FILE.py:CLASS")
+        raise InputError(f"{what} {spec!r}: expected {'a name, ' if what == 'scheduler' else ''}"
+                         f"MODULE:{kind} or FILE.py:{kind}")
     try:
         if module_name.endswith(".py"):
             path = Path(module_name).resolve()
             if not path.is_file():
-                raise InputError(f"scheduler {spec!r}: {module_name}: no such file")
+                raise InputError(f"{what} {spec!r}: {module_name}: no such file")
             digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]  # hash() varies by process
             unique = f"schedlab_user_{path.stem}_{digest}"
             module = sys.modules.get(unique)
@@ -147,12 +160,8 @@ def class_from_spec(spec: str) -> type:
     except InputError:
         raise
     except (Exception, SystemExit) as exc:  # whatever a user's module does on import, said in one line
-        raise InputError(f"scheduler {spec!r}: cannot import {module_name}: {_one_line(exc)}") from None
-    cls = getattr(module, class_name, None)
-    if cls is None:
-        raise InputError(f"scheduler {spec!r}: {module_name} has no {class_name}")
-    if not (isinstance(cls, type) and issubclass(cls, Scheduler)):
-        raise InputError(f"scheduler {spec!r}: {class_name} is not a subclass of schedlab.Scheduler")
-    if "name" not in vars(cls):  # not registered itself: known by the spec (outputs, listings)
-        cls.name = spec
-    return cls
+        raise InputError(f"{what} {spec!r}: cannot import {module_name}: {_one_line(exc)}") from None
+    found = getattr(module, class_name, None)
+    if found is None:
+        raise InputError(f"{what} {spec!r}: {module_name} has no {class_name}")
+    return found

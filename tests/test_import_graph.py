@@ -21,7 +21,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("data", ("schedlab.workloads", "schedlab.predictors", "schedlab.metrics")),
     ("schedulers", ("schedlab.schedulers",)),
     ("engine", ("schedlab.engine", "schedlab.outputs")),
-    ("tools", ("schedlab.checker", "schedlab.api", "schedlab.experiments", "schedlab.pybatsim_entry")),
+    ("tools", ("schedlab.checker", "schedlab.api", "schedlab.experiments", "schedlab.pybatsim_entry", "schedlab.rl")),
     ("command", ("schedlab.cli", "schedlab.__main__")),
 ]
 

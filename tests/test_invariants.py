@@ -9,13 +9,18 @@ from schedlab.engine import Engine
 from schedlab.model import JobState, Platform
 from schedlab.schedulers.base import all_schedulers, create_scheduler
 from schedlab.schedulers.policies import get_policy
-from tests.helpers.data import examples, make_workload
+from tests.helpers.data import TEST_DATA, examples, make_workload
 from tests.helpers.invariants import PLAN_MODES, check_invariants, render, scenarios, simulate, watch_plan
 
 # diws and the EASY-with-predictor schedulers need a predictor: a point learner here (diws's invariants
 # with models are in tests/test_diws.py, a distribution's in tests/test_probabilistic.py)
 NEEDS_PREDICTOR = ("diws", "easy-predicted", "easy-prob")
-CONFIGS = [(name, {}) for name in sorted(all_schedulers()) if name not in NEEDS_PREDICTOR] + [
+#: the `policy` scheduler needs a policy: fixed ones (tests/data/policies.py), with and without backfill
+POLICIES = str(TEST_DATA / "policies.py")
+CONFIGS = [(name, {}) for name in sorted(all_schedulers()) if name not in (*NEEDS_PREDICTOR, "policy")] + [
+    ("policy", {"policy": f"{POLICIES}:shortest_requested"}), ("policy", {"policy": f"{POLICIES}:first_allowed",
+                                                                         "max_queue": 2}),
+    ("policy", {"policy": f"{POLICIES}:shortest_requested", "backfill": True, "max_queue": 3}),
     ("easy-predicted", {"learner": "user-last2", "quantile": 0.9}),
     ("easy-prob", {"learner": "user-last2", "p": 0.5, "overrun": "tsafrir"}),
     ("easy", {"queue_order": "spt"}), ("easy", {"queue_order": "wfp3"}), ("fcfs", {"queue_order": "saf"}),
@@ -47,7 +52,9 @@ def test_schedule_invariants(name, options, scenario):
 @pytest.mark.parametrize(("name", "options"), [("easy", {}), ("easy-sjbf", {}), ("easy", {"reservation": "machines"}),
                                               ("fcfs-bf1", {"runtime": "requested"}),
                                               ("fcfs-bf2", {"runtime": "requested"}),
-                                              ("easy", {"backfill_order": "svf"})])
+                                              ("easy", {"backfill_order": "svf"}),
+                                              ("policy", {"policy": f"{POLICIES}:shortest_requested", "backfill": True,
+                                                          "max_queue": 3})])
 @settings(max_examples=examples(200), deadline=None)
 @given(scenario=scenarios())
 def test_easy_never_starts_the_head_after_its_reservation(name, options, scenario):

@@ -13,8 +13,10 @@ from schedlab.api import simulate
 from schedlab.errors import InputError
 from schedlab.schedulers.base import Scheduler, all_schedulers, create_scheduler
 from schedlab.schedulers.easy import EasyBackfilling
+from tests.helpers.data import TEST_DATA
 
 ORACLE = "@oracle"  # replaced by the workload file's path
+POLICY = str(TEST_DATA / "policies.py") + ":shortest_requested"
 
 #: per shipped scheduler, option sets covering its modes (defaults first)
 OPTION_SETS: dict[str, list[dict[str, str]]] = {
@@ -36,6 +38,8 @@ OPTION_SETS: dict[str, list[dict[str, str]]] = {
     "online-svf": [{}, {"predictor": "user-last2"}],
     "fcfs-bf1": [{}, {"runtime": "requested"}],
     "fcfs-bf2": [{}, {"runtime": "exact", "oracle": ORACLE}],
+    "policy": [{"policy": POLICY}, {"policy": POLICY, "backfill": "true", "max_queue": "4", "horizons_s": "60,600",
+                                    "time_scale_s": "60", "day_start_s": "3600", "invalid_action": "wait"}],
 }
 
 

@@ -139,7 +139,7 @@ class Kernel:
             self._comms.append(action)
         self._wake(actor, comm)
 
-    def _handle(self, actor: Actor) -> None:
+    def _handle(self, actor: Actor) -> bool:
         call, actor.simcall = actor.simcall, None
         kind = call[0]  # type: ignore[index]
         if kind == "isend":
@@ -166,8 +166,11 @@ class Kernel:
         elif kind == "kill":
             self._kill(call[1])  # type: ignore[index]
             self._wake(actor)
+        elif kind == "pause":  # the caller of `steps` resumes it
+            return True
         else:
             raise RuntimeError(f"unknown simcall {call!r}")
+        return False
 
     def _kill(self, victim: Actor) -> None:
         if not victim.alive:
@@ -243,6 +246,13 @@ class Kernel:
         return True
 
     def run(self) -> None:
+        for actor in self.steps():
+            raise RuntimeError(f"actor {actor.name!r} paused outside a pausing run")
+
+    def steps(self) -> Generator[Actor, None, None]:
+        """The simulation, pausing where an actor yields the ("pause",) simcall: yields that actor,
+        and on resumption runs it on to its next simcall, handled in the pausing one's place, so
+        the actors' interleaving is the one it would be had the actor not paused."""
         while True:
             while self._ready:
                 ran, self._ready = self._ready, []
@@ -255,8 +265,13 @@ class Kernel:
                         actor.alive = False
                         actor.simcall = None
                 for actor in ran:
-                    if actor.simcall is not None:
-                        self._handle(actor)
+                    while actor.simcall is not None and self._handle(actor):
+                        yield actor
+                        try:
+                            actor.simcall = actor.body.send(None)
+                        except StopIteration:
+                            actor.alive = False
+                            actor.simcall = None
             if not self._solve():
                 return
 

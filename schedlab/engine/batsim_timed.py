@@ -83,6 +83,8 @@ class BatsimTimedEngine:
         #: `now`, as `schedlab serve` passes them
         self._event_times = self.driver.wants_event_timestamps
         self._ended = False
+        self._pausing = False  # pausing_run: the scheduler is told, then asked after a pause
+        self._told_now = 0.0
 
     @property
     def scheduling_time_s(self) -> float:
@@ -102,6 +104,9 @@ class BatsimTimedEngine:
         self._kernel.spawn("workload_submitter_w0", master, self._submitter())
         self._kernel.spawn("server", master, self._server())
         self._kernel.run()
+        self._finish()
+
+    def _finish(self) -> None:
         undecided = self.ledger.undecided()
         if undecided or not self._end_acked:
             raise SimulationError(
@@ -163,9 +168,25 @@ class BatsimTimedEngine:
                 self._ended_now(record, JobState.COMPLETED_KILLED)
         yield from put(("KILLED", job_ids))
 
+    def pausing_run(self) -> Generator[float, None, None]:
+        """`run()`, pausing before each `decide` (see Engine.pausing_run): yields the `now` the
+        scheduler was told; the kernel's actors interleave as they do in `run()`."""
+        self._pausing = True
+        self.driver.prepare()
+        master = self.routes.master
+        self._kernel.spawn("workload_submitter_w0", master, self._submitter())
+        self._kernel.spawn("server", master, self._server())
+        for _ in self._kernel.steps():
+            yield self._told_now
+        self._finish()
+
     def _request_reply(self, events: list[tuple[Event, Any, float]], clock: float) -> Process:
         kernel = self._kernel
-        reply_now, timed = self._exchange(events, batsim_now(clock))
+        now = batsim_now(clock)
+        if self._pausing and self._tell(events, now):
+            self._told_now = now
+            yield ("pause",)
+        reply_now, timed = self._reply(events, now) if self._pausing else self._exchange(events, now)
         for at_s, decision in timed:
             if at_s > kernel.now:
                 yield from sleep_for(at_s - kernel.now)
@@ -315,19 +336,31 @@ class BatsimTimedEngine:
     def _exchange(self, events: list[tuple[Event, Any, float]], now: float) -> tuple[float, list[tuple[float, Any]]]:
         """One message to the scheduler (its hooks, then decide) and its reply: the reply's `now`
         and (timestamp, decision) pairs, one per message Batsim will handle."""
+        self._tell(events, now)
+        return self._reply(events, now)
+
+    def _tell(self, events: list[tuple[Event, Any, float]], now: float) -> bool:
+        """A message's events told to the scheduler; whether it is then asked to decide (not after
+        SIMULATION_ENDS)."""
         driver = self.driver
         self.nb_steps += 1
+        told = [(kind, payload) for kind, payload, _ in events if kind is not Event.SIMULATION_ENDS]
+        if self._event_times:  # each event at its own timestamp, as Batsim sends them
+            for kind, payload, at_s in events:
+                if kind is not Event.SIMULATION_ENDS:
+                    driver.deliver([(kind, payload)], batsim_now(at_s))
+        elif told:
+            driver.deliver(told, now)
+        if len(told) < len(events):
+            driver.deliver([(Event.SIMULATION_ENDS, None)], now)
+            return False
+        return True
+
+    def _reply(self, events: list[tuple[Event, Any, float]], now: float) -> tuple[float, list[tuple[float, Any]]]:
+        """The scheduler's reply to a message it was told (`_tell`)."""
+        driver = self.driver
         try:
-            ends = any(kind is Event.SIMULATION_ENDS for kind, _, _ in events)
-            told = [(kind, payload) for kind, payload, _ in events if kind is not Event.SIMULATION_ENDS]
-            if self._event_times:  # each event at its own timestamp, as Batsim sends them
-                for kind, payload, at_s in events:
-                    if kind is not Event.SIMULATION_ENDS:
-                        driver.deliver([(kind, payload)], batsim_now(at_s))
-            elif told:
-                driver.deliver(told, now)
-            if ends:
-                driver.deliver([(Event.SIMULATION_ENDS, None)], now)
+            if any(kind is Event.SIMULATION_ENDS for kind, _, _ in events):
                 return now, []
             if driver.decides_timed:
                 return driver.decide_timed(now)

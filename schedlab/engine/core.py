@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from schedlab.engine.ledger import JobLedger, JobRecord
@@ -104,10 +104,45 @@ class Engine:
         heap = self._heap
         if not heap:
             return False
+        notices = self._instant()
+        now = self.now
+        # 2. the scheduler hears about all of it, then decides once
+        if notices:
+            decisions = self.driver.step(notices, now)
+            if decisions:
+                self._apply(decisions, now)
+        if self._progress is not None:
+            self._progress(len(self.finished))
+        return True
+
+    def pausing_run(self) -> Generator[float, None, None]:
+        """`run()`, pausing before each `decide`: yields the instant once the scheduler has been told
+        of it; resuming asks for its decisions and applies them. The same calls in the same order as
+        `run()`: a host that steers the scheduler between (the Gymnasium environment) gets the run
+        that scheduler would give alone."""
+        if not self._started:
+            self._started = True
+            told = dataclasses.replace(self.platform, message_time_s=0.0)
+            self.driver.deliver([(Event.SIMULATION_BEGINS, told)], 0.0)
+            yield 0.0
+            self._decide()
+        while self._heap:
+            notices = self._instant()
+            if notices:
+                self.driver.deliver(notices, self.now)
+                yield self.now
+                self._decide()
+            if self._progress is not None:
+                self._progress(len(self.finished))
+        self.end()
+
+    def _instant(self) -> list[tuple[Event, Any]]:
+        """The engine's own state changes for every event of the next instant; returns what the
+        scheduler must be told of them."""
+        heap = self._heap
         now = heap[0][0]
         self.now = now
         self.nb_steps += 1
-        # 1. the engine's own state changes for the whole instant
         notices: list[tuple[Event, Any]] = []
         pop = heapq.heappop
         while heap and heap[0][0] == now:
@@ -126,14 +161,7 @@ class Engine:
                 self._apply(payload.decisions, now)
                 continue
             notices.append((kind, payload))
-        # 2. the scheduler hears about all of it, then decides once
-        if notices:
-            decisions = self.driver.step(notices, now)
-            if decisions:
-                self._apply(decisions, now)
-        if self._progress is not None:
-            self._progress(len(self.finished))
-        return True
+        return notices
 
     def run(self) -> None:
         while self.step():

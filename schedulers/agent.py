@@ -1,0 +1,338 @@
+"""Schedulers steered by a policy: at each decision, an observation (observation.py) and a mask of
+the allowed actions; the action starts one of the first K waiting jobs, or waits for the next event.
+
+`AgentScheduler` holds the state and the rules; the Gymnasium environment (schedlab.rl) steers it
+between an engine's pauses, `PolicyScheduler` (`policy`) steers it with a function inside `decide`.
+Both make the same calls in the same order, so a policy gives one schedule through either, under
+`simulate`, `serve` (real Batsim), pybatsim and campaigns.
+
+Actions (Discrete(K + 1)): i < K starts the i-th waiting job (queue order, FCFS by default); K waits.
+The mask allows the jobs that fit now, and waiting unless nothing could happen any more (nothing
+running, every job submitted, no call asked). With `backfill=True` (RLScheduler's setting) every
+visible job is allowed: a pick that does not fit gets EASY's head reservation, the other jobs are
+backfilled around it (count rule, walltimes) until it starts, and the agent is asked again only
+then; always picking job 0 is then EASY, always picking job 0 without backfill is FCFS (tested).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from bisect import bisect_right
+from collections.abc import Callable
+from itertools import accumulate
+from typing import Any, Literal
+
+import numpy as np
+
+from schedlab.model import Decision, Job, JobState, Platform
+from schedlab.schedulers.base import register
+from schedlab.schedulers.easy import EasyBackfilling
+from schedlab.schedulers.observation import (
+    DAY_S,
+    FITS,
+    JOB_FEATURES,
+    PREDICTION,
+    PRESENT,
+    REQUESTED,
+    RES,
+    USER_LAST2,
+    USER_RUNNING,
+    WAIT,
+    JobTable,
+    ObservationLayout,
+    parse_horizons,
+)
+from schedlab.schedulers.queue import Running
+
+InvalidAction = Literal["raise", "wait"]
+
+
+class AgentScheduler(EasyBackfilling):
+    """The state and rules of a scheduler steered by actions (see the module's docstring)."""
+
+    option_help = {
+        "max_queue": "K: how many waiting jobs (in queue order) the observation shows and an action can start",
+        "backfill": "a pick that does not fit now gets EASY's head reservation and the others are backfilled "
+                    "around it (the agent is a queue policy)",
+        "model": "a runtime predictor saved by `schedlab predictor train`: each job's prediction feature "
+                 "(default: its requested time)",
+        "horizons_s": "seconds ahead at which the observation gives the free resources (availability profile)",
+        "time_scale_s": "seconds per unit of the observation's time features",
+        "day_start_s": "the time of day (seconds after midnight) at simulated time 0",
+        "invalid_action": "an action the mask forbids: raise, or wait (a start when waiting is forbidden too)",
+    }
+    option_choices = {"model": "PATH.skops", "horizons_s": "SECONDS,SECONDS,..."}
+
+    def __init__(self, *, max_queue: int = 32, backfill: bool = False, model: str = "",
+                 horizons_s: str = "600,3600,14400,86400", time_scale_s: float = 3600.0, day_start_s: float = 0.0,
+                 invalid_action: InvalidAction = "raise", queue_order: str = "fcfs") -> None:
+        super().__init__(queue_order=queue_order)
+        if self._policy.dynamic:
+            raise ValueError("queue_order must be a static order: the agent sees the first K jobs of it")
+        self.use_index = False  # the queue is a list: the agent picks anywhere in it
+        self.layout = ObservationLayout(max_queue, parse_horizons(horizons_s), time_scale_s)
+        self.max_queue, self.backfill, self.model = max_queue, backfill, model
+        self.horizons_s, self.time_scale_s, self.day_start_s = horizons_s, time_scale_s, day_start_s
+        self.invalid_action = invalid_action
+        self._table = JobTable()
+        self._predictor: Any = None
+        self._reserved: str | None = None  # backfill: the picked job holding the head's reservation
+        self._no_more_jobs = False
+        self._fresh: list[Job] = []  # submitted at this instant, predicted in one batch
+        self._res_until: list[int] = []  # accumulated resources of the running jobs' planned ends
+        self._ends_seen: Any = None
+        self.nb_actions = 0
+
+    # ------------------------------------------------------------------ inputs
+    def check_inputs(self, workload: Any) -> None:
+        if self.model:
+            from schedlab.predictors.training import refuse_look_ahead_model
+
+            refuse_look_ahead_model(self.model, workload)
+
+    def prepare(self) -> None:
+        if self.model and self._predictor is None:
+            from schedlab.predictors.runtime import load
+
+            self._predictor = load(self.model)[0]
+
+    # ------------------------------------------------------------------ hooks
+    def on_simulation_begins(self, platform: Platform, now: float) -> None:
+        super().on_simulation_begins(platform, now)
+        self.prepare()
+
+    def on_job_submitted(self, job: Job, now: float) -> None:
+        super().on_job_submitted(job, now)
+        if job.res <= self.nb_resources:
+            self._fresh.append(job)
+
+    def on_no_more_jobs(self, now: float) -> None:
+        self._no_more_jobs = True
+
+    def _start(self, job: Job, now: float, decisions: list[Decision], estimate_s: float | None = None,
+               alloc: Any = None) -> None:
+        if self._fresh:
+            self._record_fresh()
+        super()._start(job, now, decisions, estimate_s, alloc)
+        self._table.started(job.id)
+
+    def job_finished(self, running: Running, state: JobState, now: float) -> None:
+        self._table.ended(running.job.id, now - running.start_s)
+
+    def _record_fresh(self) -> None:
+        """The jobs submitted since the last look, into the table (their predictions in one call)."""
+        jobs, self._fresh = self._fresh, []
+        if self._predictor is not None:
+            predicted = np.asarray(self._predictor.predict_jobs(jobs), float)
+        for index, job in enumerate(jobs):
+            requested = math.inf if job.walltime_s is None else job.walltime_s
+            prediction = requested
+            if self._predictor is not None:
+                prediction = min(max(float(predicted[index]), 1.0), requested)
+            self._table.add(job.id, job.submit_time_s, job.res, requested, prediction, job.extra.get("user"))
+
+    # ------------------------------------------------------------------ what the agent sees
+    def has_choice(self) -> bool:
+        """Whether the agent is asked now: jobs wait, no reservation holds, and one can start (with
+        backfill: any visible job)."""
+        queue = self._queue
+        if not queue or self._reserved is not None:
+            return False
+        if self.backfill:
+            return True
+        free = self._resources.nb_free
+        return any(entry.res <= free for entry in queue[:self.max_queue])
+
+    def wait_allowed(self) -> bool:
+        """Waiting is allowed unless no event could come any more."""
+        return bool(self._running) or not self._no_more_jobs or bool(self._call_times)
+
+    def action_mask(self) -> np.ndarray:
+        """int8, K + 1: the visible jobs that fit now (with backfill: every visible job), then wait."""
+        k_max = self.max_queue
+        mask = np.zeros(k_max + 1, np.int8)
+        visible = self._queue[:k_max]
+        if self.backfill:
+            mask[:len(visible)] = 1
+        else:
+            free = self._resources.nb_free
+            for index, entry in enumerate(visible):
+                if entry.res <= free:
+                    mask[index] = 1
+        mask[k_max] = self.wait_allowed()
+        return mask
+
+    def observe(self, now: float) -> np.ndarray:
+        """The observation now (float32, `layout.size`)."""
+        if self._fresh:
+            self._record_fresh()
+        layout, table = self.layout, self._table
+        k_max, scale, nb = layout.max_queue, layout.time_scale_s, max(self.nb_resources, 1)
+        obs = np.zeros(layout.size, np.float32)
+        visible = self._queue[:k_max]
+        k = len(visible)
+        free = self._resources.nb_free
+        if k:
+            slot_of = table.slot
+            slots = np.fromiter((slot_of[entry.job.id] for entry in visible), np.int64, k)
+            rows = obs[:k * len(JOB_FEATURES)].reshape(k, len(JOB_FEATURES))
+            res, requested = table.res[slots], table.requested_s[slots]
+            users = table.user[slots]
+            runs = table.last_runs[users]
+            known = ~np.isnan(runs)
+            nb_known = known.sum(axis=1)
+            mean_runs = np.where(known, runs, 0.0).sum(axis=1) / np.maximum(nb_known, 1)
+            rows[:, PRESENT] = 1.0
+            rows[:, WAIT] = (now - table.submit_s[slots]) / scale
+            rows[:, RES] = res / nb
+            rows[:, REQUESTED] = requested / scale
+            rows[:, PREDICTION] = table.prediction_s[slots] / scale
+            rows[:, USER_LAST2] = np.where(nb_known > 0, mean_runs, requested) / scale
+            rows[:, USER_RUNNING] = table.running[users]
+            rows[:, FITS] = res <= free
+        machine = layout.machine_start
+        obs[machine] = free / nb
+        ends = self._ends
+        if ends is not self._ends_seen or len(self._res_until) != len(ends):
+            self._res_until = list(accumulate(end[2] for end in ends))
+            self._ends_seen = ends
+        for index, horizon in enumerate(layout.horizons_s, start=machine + 1):
+            ended = bisect_right(ends, (now + horizon, math.inf))
+            obs[index] = (free + (self._res_until[ended - 1] if ended else 0)) / nb
+        after = machine + 1 + len(layout.horizons_s)
+        obs[after] = len(self._queue)
+        obs[after + 1] = len(self._running)
+        angle = 2.0 * math.pi * ((now + self.day_start_s) % DAY_S) / DAY_S
+        obs[-2], obs[-1] = math.sin(angle), math.cos(angle)
+        return obs
+
+    # ------------------------------------------------------------------ acting
+    def act(self, action: int, now: float) -> bool:
+        """Apply one action now; returns whether the agent may act again at this instant (False
+        after a wait, or a pick that took the reservation)."""
+        action = int(action)
+        mask = self.action_mask()
+        if not (0 <= action < len(mask) and mask[action]):
+            if self.invalid_action == "raise":
+                allowed = [int(i) for i in np.flatnonzero(mask)]
+                raise ValueError(f"action {action} is not allowed now (t={now}): the mask allows {allowed} "
+                                 f"({self.max_queue} waits)")
+            action = self.max_queue if mask[self.max_queue] else int(np.flatnonzero(mask)[0])
+        self.nb_actions += 1
+        if action == self.max_queue:
+            return False
+        entry = self._queue[action]
+        if entry.res <= self._resources.nb_free:
+            self._start(entry.job, now, self._pending, entry.estimate_s)
+            self._dequeue(entry, action)
+            return self.has_choice()
+        self._reserved = entry.job.id  # backfill only (the mask allows no other non-fitting pick)
+        return False
+
+    def _reserved_entry(self) -> tuple[int, Any]:
+        position = next(i for i, entry in enumerate(self._queue) if entry.job.id == self._reserved)
+        return position, self._queue[position]
+
+    def begin(self, now: float) -> None:
+        """At each decision, before the agent acts: the reserved job starts once it fits (then the
+        agent may be asked)."""
+        if self._reserved is None:
+            return
+        position, head = self._reserved_entry()
+        if head.res <= self._resources.nb_free:
+            self._start(head.job, now, self._pending, head.estimate_s)
+            self._dequeue(head, position)
+            self._reserved = None
+
+    def _schedule(self, now: float, decisions: list[Decision]) -> None:
+        """After the agent: while a reservation holds, the other jobs are backfilled around it
+        (EASY's count rule, with walltimes)."""
+        if self._reserved is None:
+            return
+        head = self._reserved_entry()[1]
+        shadow_s, extra = self._shadow(head.job, now)
+        self.head_reservations_s[head.job.id] = shadow_s
+        budget = self._budget
+        budget.free, budget.extra = self._resources.nb_free, extra
+        started: list[Any] = []
+        candidates = [entry for entry in self._queue if entry is not head]
+        self._backfill(candidates, budget, now, shadow_s, decisions, started)
+        if started:
+            self._remove_waiting(started)
+
+    def run_report(self) -> dict[str, Any]:
+        return {"nb_actions": self.nb_actions}
+
+
+PolicyFn = Callable[..., Any]
+
+
+@register("policy")
+class PolicyScheduler(AgentScheduler):
+    """A policy (observation -> action, or (observation, mask) -> action) run as a scheduler:
+    `policy=` a function, an object with `predict` (Stable-Baselines3's: its first return value),
+    FILE.json (a linear scoring policy: schedlab.rl's export) or FILE.py:NAME / MODULE:NAME."""
+
+    option_help = {"policy": "the policy: FILE.json (schedlab.rl's linear scoring policy) or FILE.py:NAME / "
+                             "MODULE:NAME of a function observation -> action or (observation, mask) -> action"}
+    option_choices = {"policy": "FILE.json | FILE.py:NAME | MODULE:NAME"}
+
+    def __init__(self, *, policy: Any = "", max_queue: int = 32, backfill: bool = False, model: str = "",
+                 horizons_s: str = "600,3600,14400,86400", time_scale_s: float = 3600.0, day_start_s: float = 0.0,
+                 invalid_action: InvalidAction = "raise", queue_order: str = "fcfs") -> None:
+        super().__init__(max_queue=max_queue, backfill=backfill, model=model, horizons_s=horizons_s,
+                         time_scale_s=time_scale_s, day_start_s=day_start_s, invalid_action=invalid_action,
+                         queue_order=queue_order)
+        if isinstance(policy, str) and not policy:
+            raise ValueError("give policy=FILE.json, FILE.py:NAME or MODULE:NAME (or a function in Python)")
+        self.policy = policy
+        self._choose = _as_choice(load_policy(policy, self) if isinstance(policy, str) else policy)
+
+    def options(self) -> dict[str, Any]:
+        options = super().options()
+        if not isinstance(self.policy, str):  # a function: named, not re-creatable from text
+            options["policy"] = getattr(self.policy, "__qualname__", type(self.policy).__name__)
+        return options
+
+    def decide(self, now: float) -> list[Decision]:
+        choose = self._choose
+        self.begin(now)
+        while self.has_choice():
+            if not self.act(choose(self.observe(now), self.action_mask()), now):
+                break
+        return super().decide(now)
+
+
+def _as_choice(policy: Any) -> Callable[[np.ndarray, np.ndarray], int]:
+    """(observation, mask) -> action, from a function of one or two arguments or a `predict` object."""
+    predict = getattr(policy, "predict", None)
+    if predict is not None and not inspect.isfunction(policy):
+        def from_model(obs: np.ndarray, mask: np.ndarray) -> int:
+            out = predict(obs)
+            return int(out[0] if isinstance(out, tuple) else out)
+        return from_model
+    if not callable(policy):
+        raise ValueError(f"policy: expected a function or an object with predict, got {type(policy).__name__}")
+    try:
+        takes_mask = len([p for p in inspect.signature(policy).parameters.values()
+                          if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 2
+    except (TypeError, ValueError):
+        takes_mask = False
+    if takes_mask:
+        return lambda obs, mask: int(policy(obs, mask))
+    return lambda obs, mask: int(policy(obs))
+
+
+def load_policy(spec: str, scheduler: AgentScheduler) -> Any:
+    """The policy a text names: FILE.json (a linear scoring policy, whose layout must be the
+    scheduler's) or FILE.py:NAME / MODULE:NAME."""
+    if spec.endswith(".json"):
+        from schedlab.schedulers.linear_policy import LinearScoringPolicy
+
+        policy = LinearScoringPolicy.load(spec)
+        policy.check_layout(scheduler.layout, scheduler.backfill)
+        return policy
+    from schedlab.schedulers.plugins import object_from_spec
+
+    return object_from_spec(spec, "policy")

@@ -1,0 +1,135 @@
+"""What a learned scheduler sees at a decision: the observation's layout, one vector of numbers.
+
+Built only from what the scheduler was told (submissions, starts, ends): a job's run time is never
+in it (its requested time, a prediction made at submission and its user's past run times are). The
+layout is documented feature by feature (`ObservationLayout.names`), so a policy trained on it can
+be read, ported and checked; docs/design.md sets it beside RLScheduler's and GridGym's.
+
+    [ job 0: JOB_FEATURES ] ... [ job K-1: JOB_FEATURES ]   the first K waiting jobs, in queue order
+    [ free_now, free_at_<h> for each horizon, queued_jobs, running_jobs ]   the machine
+    [ day_sin, day_cos ]                                     the time of day
+
+Times are seconds / `time_scale_s`, resources a share of the platform, counts as they are; absent
+jobs (a queue shorter than K) are rows of zeros.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: per waiting job: 1 for a job (0: padding); time waited; requested resources; requested time
+#: (walltime); the prediction made at submission (model=, else the requested time); the mean of the
+#: user's last two run times (jobs that ended; the requested time until two ended); the user's
+#: running jobs; 1 if it fits in the free resources now
+JOB_FEATURES = ("present", "wait", "res", "requested_time", "prediction", "user_last2_runtime",
+                "user_running_jobs", "fits_now")
+PRESENT, WAIT, RES, REQUESTED, PREDICTION, USER_LAST2, USER_RUNNING, FITS = range(len(JOB_FEATURES))
+DAY_S = 86400.0
+#: the upper bound of the features with no natural one (times, counts): finite, as Gymnasium advises
+UNBOUNDED = 1e9
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """The observation's shape: `max_queue` jobs (K), the availability profile's horizons."""
+
+    max_queue: int = 32
+    horizons_s: tuple[float, ...] = (600.0, 3600.0, 14400.0, 86400.0)
+    time_scale_s: float = 3600.0
+
+    def __post_init__(self) -> None:
+        if self.max_queue < 1:
+            raise ValueError(f"max_queue must be >= 1, got {self.max_queue}")
+        if not (self.time_scale_s > 0 and math.isfinite(self.time_scale_s)):
+            raise ValueError(f"time_scale_s must be a number > 0, got {self.time_scale_s}")
+        if any(not (h > 0 and math.isfinite(h)) for h in self.horizons_s):
+            raise ValueError(f"horizons must be numbers of seconds > 0, got {self.horizons_s}")
+
+    @property
+    def nb_job_features(self) -> int:
+        return len(JOB_FEATURES)
+
+    @property
+    def machine_start(self) -> int:
+        return self.max_queue * len(JOB_FEATURES)
+
+    @property
+    def size(self) -> int:
+        return self.machine_start + 1 + len(self.horizons_s) + 2 + 2
+
+    def names(self) -> list[str]:
+        """Each number's name, in order (`job3.wait`, `free_at_3600s`, ...)."""
+        jobs = [f"job{i}.{feature}" for i in range(self.max_queue) for feature in JOB_FEATURES]
+        machine = ["free_now", *(f"free_at_{h:g}s" for h in self.horizons_s), "queued_jobs", "running_jobs"]
+        return [*jobs, *machine, "day_sin", "day_cos"]
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each number's (low, high): the Box of the environment's observation space."""
+        low = np.zeros(self.size, np.float32)
+        high = np.full(self.size, UNBOUNDED, np.float32)
+        jobs = high[:self.machine_start].reshape(self.max_queue, len(JOB_FEATURES))
+        jobs[:, PRESENT] = jobs[:, FITS] = jobs[:, RES] = 1.0
+        high[self.machine_start:self.machine_start + 1 + len(self.horizons_s)] = 1.0
+        low[-2:] = -1.0
+        high[-2:] = 1.0
+        return low, high
+
+    def as_dict(self) -> dict[str, object]:
+        return {"max_queue": self.max_queue, "horizons_s": list(self.horizons_s), "time_scale_s": self.time_scale_s}
+
+
+def parse_horizons(text: str) -> tuple[float, ...]:
+    """"600,3600" -> (600.0, 3600.0) (a scheduler option's text form)."""
+    try:
+        return tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"horizons_s: expected seconds separated by commas, got {text!r}") from None
+
+
+class JobTable:
+    """Each submitted job's numbers, by slot (submission order), in growable arrays: an observation
+    gathers the visible jobs' rows with one index array instead of a loop per feature."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.submit_s = np.zeros(64)
+        self.res = np.zeros(64)
+        self.requested_s = np.zeros(64)
+        self.prediction_s = np.zeros(64)
+        self.user = np.zeros(64, np.int64)
+        self.slot: dict[str, int] = {}
+        # per user (index 0: jobs without a user): the last two run times (NaN until known), running jobs
+        self.users: dict[object, int] = {None: 0}
+        self.last_runs = np.full((8, 2), np.nan)
+        self.running = np.zeros(8)
+
+    def add(self, job_id: str, submit_s: float, res: int, requested_s: float, prediction_s: float,
+            user: object) -> None:
+        if self.size == len(self.submit_s):
+            for name in ("submit_s", "res", "requested_s", "prediction_s", "user"):
+                old = getattr(self, name)
+                setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
+        index = self.users.get(user)
+        if index is None:
+            index = self.users[user] = len(self.users)
+            if index == len(self.running):
+                self.last_runs = np.concatenate([self.last_runs, np.full_like(self.last_runs, np.nan)])
+                self.running = np.concatenate([self.running, np.zeros_like(self.running)])
+        slot = self.size
+        self.slot[job_id] = slot
+        self.submit_s[slot], self.res[slot], self.requested_s[slot] = submit_s, res, requested_s
+        self.prediction_s[slot], self.user[slot] = prediction_s, index
+        self.size += 1
+
+    def started(self, job_id: str) -> None:
+        self.running[self.user[self.slot[job_id]]] += 1
+
+    def ended(self, job_id: str, runtime_s: float) -> None:
+        """A job ended after `runtime_s` (told at its end, the only moment it is known)."""
+        user = self.user[self.slot[job_id]]
+        self.running[user] -= 1
+        runs = self.last_runs[user]
+        runs[0], runs[1] = runs[1], runtime_s
