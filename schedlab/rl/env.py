@@ -32,6 +32,7 @@ from schedlab.schedulers.agent import AgentScheduler, InvalidAction
 
 Reward = Literal["bsld", "wait", "utilisation"]
 #: the summary.json metric each reward is, and its sign (a reward is maximised)
+ENV_NAME = "schedlab/Scheduling-v0"
 REWARD_METRICS = {"bsld": ("mean_bounded_slowdown", -1.0), "wait": ("mean_waiting_time_s", -1.0),
                   "utilisation": ("utilisation", 1.0)}
 
@@ -56,7 +57,7 @@ class SchedulingEnv(gymnasium.Env):
         if timing not in ("ideal", "batsim"):
             raise ValueError(f"timing must be ideal or batsim, got {timing!r}")
         self.platform = _platform(platform)
-        if timing == "batsim" and not self.platform.source:
+        if timing == "batsim" and not (self.platform.source and Path(self.platform.source).is_file()):
             raise ValueError("timing='batsim' needs a platform file (a shipped name or an XML path)")
         self.episodes = episode_source(lublin(nodes=self.platform.nb_resources) if workloads is None else workloads)
         self.timing, self.reward, self.reward_mode = timing, reward, reward_mode
@@ -73,6 +74,7 @@ class SchedulingEnv(gymnasium.Env):
         self._run: Any = None
         self._now = 0.0
         self._done = True
+        self._ended_at_reset = False
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -94,10 +96,15 @@ class SchedulingEnv(gymnasium.Env):
         self._value = 0.0  # the metric so far (signed), of the last step
         self._done = False
         self._advance()
+        self._ended_at_reset = self._done
         return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done:
+            if self._ended_at_reset:  # no choice in the whole episode: this step only ends it
+                self._ended_at_reset = False
+                value = self._episode_value()
+                return self._observation(), value, True, False, self._info()
             raise RuntimeError("the episode has ended: call reset()")
         if not self.scheduler.act(int(action), self._now):
             self._advance()
@@ -145,6 +152,16 @@ class SchedulingEnv(gymnasium.Env):
         if self._done:
             info["metrics"] = self.metrics()
         return info
+
+    def write(self, out_dir: str | Path) -> Path:
+        """The episode's jobs.csv, schedule.csv and summary.json, as `schedlab simulate` writes them
+        (an episode not ended yet: what finished, marked incomplete); returns where they went."""
+        from schedlab.engine.run import write_run
+
+        info = {"scheduler": "policy", "options": self.scheduler.options(), "workload": self.workload.source,
+                "environment": ENV_NAME}
+        return write_run(self.engine, out_dir, run_info=info, simulation_time_s=0.0,
+                         error=None if self._done else "the episode has not ended")[1]
 
     def metrics(self) -> dict[str, Any]:
         """summary.json's `metrics` of the schedule so far (the whole episode once it has ended)."""
