@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from bisect import bisect_right
 from collections.abc import Callable
-from itertools import accumulate
 from typing import Any, Literal
 
 import numpy as np
@@ -32,10 +30,6 @@ from schedlab.schedulers.observation import (
     DAY_S,
     FITS,
     JOB_FEATURES,
-    PREDICTION,
-    PRESENT,
-    REQUESTED,
-    RES,
     USER_LAST2,
     USER_RUNNING,
     WAIT,
@@ -75,13 +69,11 @@ class AgentScheduler(EasyBackfilling):
         self.max_queue, self.backfill, self.model = max_queue, backfill, model
         self.horizons_s, self.time_scale_s, self.day_start_s = horizons_s, time_scale_s, day_start_s
         self.invalid_action = invalid_action
-        self._table = JobTable()
+        self._table = JobTable(0, time_scale_s)
         self._predictor: Any = None
         self._reserved: str | None = None  # backfill: the picked job holding the head's reservation
         self._no_more_jobs = False
         self._fresh: list[Job] = []  # submitted at this instant, predicted in one batch
-        self._res_until: list[int] = []  # accumulated resources of the running jobs' planned ends
-        self._ends_seen: Any = None
         self.nb_actions = 0
 
     # ------------------------------------------------------------------ inputs
@@ -100,6 +92,7 @@ class AgentScheduler(EasyBackfilling):
     # ------------------------------------------------------------------ hooks
     def on_simulation_begins(self, platform: Platform, now: float) -> None:
         super().on_simulation_begins(platform, now)
+        self._table = JobTable(platform.nb_resources, self.time_scale_s)
         self.prepare()
 
     def on_job_submitted(self, job: Job, now: float) -> None:
@@ -168,7 +161,7 @@ class AgentScheduler(EasyBackfilling):
         if self._fresh:
             self._record_fresh()
         layout, table = self.layout, self._table
-        k_max, scale, nb = layout.max_queue, layout.time_scale_s, max(self.nb_resources, 1)
+        k_max, nb = layout.max_queue, max(self.nb_resources, 1)
         obs = np.zeros(layout.size, np.float32)
         visible = self._queue[:k_max]
         k = len(visible)
@@ -177,29 +170,23 @@ class AgentScheduler(EasyBackfilling):
             slot_of = table.slot
             slots = np.fromiter((slot_of[entry.job.id] for entry in visible), np.int64, k)
             rows = obs[:k * len(JOB_FEATURES)].reshape(k, len(JOB_FEATURES))
-            res, requested = table.res[slots], table.requested_s[slots]
+            stored = table.rows[slots]
+            rows[:, JobTable.COLUMNS] = stored
+            rows[:, WAIT] = (now - table.submit_s[slots]) / layout.time_scale_s
             users = table.user[slots]
-            runs = table.last_runs[users]
-            known = ~np.isnan(runs)
-            nb_known = known.sum(axis=1)
-            mean_runs = np.where(known, runs, 0.0).sum(axis=1) / np.maximum(nb_known, 1)
-            rows[:, PRESENT] = 1.0
-            rows[:, WAIT] = (now - table.submit_s[slots]) / scale
-            rows[:, RES] = res / nb
-            rows[:, REQUESTED] = requested / scale
-            rows[:, PREDICTION] = table.prediction_s[slots] / scale
-            rows[:, USER_LAST2] = np.where(nb_known > 0, mean_runs, requested) / scale
+            means = table.user_mean[users]
+            rows[:, USER_LAST2] = np.where(np.isnan(means), stored[:, 2], means)
             rows[:, USER_RUNNING] = table.running[users]
-            rows[:, FITS] = res <= free
+            rows[:, FITS] = stored[:, 1] * nb <= free + 0.5
         machine = layout.machine_start
         obs[machine] = free / nb
-        ends = self._ends
-        if ends is not self._ends_seen or len(self._res_until) != len(ends):
-            self._res_until = list(accumulate(end[2] for end in ends))
-            self._ends_seen = ends
-        for index, horizon in enumerate(layout.horizons_s, start=machine + 1):
-            ended = bisect_right(ends, (now + horizon, math.inf))
-            obs[index] = (free + (self._res_until[ended - 1] if ended else 0)) / nb
+        ends, position, available = self._ends, 0, free
+        for index, horizon in enumerate(layout.horizons_s, start=machine + 1):  # horizons ascending
+            until = now + horizon
+            while position < len(ends) and ends[position][0] <= until:
+                available += ends[position][2]
+                position += 1
+            obs[index] = available / nb
         after = machine + 1 + len(layout.horizons_s)
         obs[after] = len(self._queue)
         obs[after + 1] = len(self._running)
@@ -211,9 +198,14 @@ class AgentScheduler(EasyBackfilling):
     def act(self, action: int, now: float) -> bool:
         """Apply one action now; returns whether the agent may act again at this instant (False
         after a wait, or a pick that took the reservation)."""
-        action = int(action)
-        mask = self.action_mask()
-        if not (0 <= action < len(mask) and mask[action]):
+        action, k_max, queue = int(action), self.max_queue, self._queue
+        if action == k_max:
+            valid = self.wait_allowed()
+        else:
+            valid = 0 <= action < min(k_max, len(queue)) and (self.backfill or
+                                                               queue[action].res <= self._resources.nb_free)
+        if not valid:
+            mask = self.action_mask()
             if self.invalid_action == "raise":
                 allowed = [int(i) for i in np.flatnonzero(mask)]
                 raise ValueError(f"action {action} is not allowed now (t={now}): the mask allows {allowed} "

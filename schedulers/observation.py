@@ -45,8 +45,9 @@ class ObservationLayout:
             raise ValueError(f"max_queue must be >= 1, got {self.max_queue}")
         if not (self.time_scale_s > 0 and math.isfinite(self.time_scale_s)):
             raise ValueError(f"time_scale_s must be a number > 0, got {self.time_scale_s}")
-        if any(not (h > 0 and math.isfinite(h)) for h in self.horizons_s):
-            raise ValueError(f"horizons must be numbers of seconds > 0, got {self.horizons_s}")
+        if any(not (h > 0 and math.isfinite(h)) for h in self.horizons_s) or list(self.horizons_s) != sorted(
+                set(self.horizons_s)):
+            raise ValueError(f"horizons must be increasing numbers of seconds > 0, got {self.horizons_s}")
 
     @property
     def nb_job_features(self) -> int:
@@ -91,37 +92,44 @@ def parse_horizons(text: str) -> tuple[float, ...]:
 
 class JobTable:
     """Each submitted job's numbers, by slot (submission order), in growable arrays: an observation
-    gathers the visible jobs' rows with one index array instead of a loop per feature."""
+    gathers the visible jobs' rows with one index array instead of a loop per feature. Values are
+    stored as the observation gives them (time features / `time_scale_s`, resources as a share)."""
 
-    def __init__(self) -> None:
+    #: columns of `rows`: present (1), res share, requested time, prediction, submit time (seconds)
+    COLUMNS = (PRESENT, RES, REQUESTED, PREDICTION)
+
+    def __init__(self, nb_resources: int, time_scale_s: float) -> None:
+        self.nb_resources, self.time_scale_s = max(nb_resources, 1), time_scale_s
         self.size = 0
+        self.rows = np.zeros((64, 4))
         self.submit_s = np.zeros(64)
-        self.res = np.zeros(64)
-        self.requested_s = np.zeros(64)
-        self.prediction_s = np.zeros(64)
         self.user = np.zeros(64, np.int64)
         self.slot: dict[str, int] = {}
-        # per user (index 0: jobs without a user): the last two run times (NaN until known), running jobs
+        # per user (index 0: jobs without a user): the last two run times, their mean scaled (NaN
+        # until one ended), the running jobs
         self.users: dict[object, int] = {None: 0}
-        self.last_runs = np.full((8, 2), np.nan)
+        self.last_runs: list[list[float]] = [[]]
+        self.user_mean = np.full(8, np.nan)
         self.running = np.zeros(8)
 
     def add(self, job_id: str, submit_s: float, res: int, requested_s: float, prediction_s: float,
             user: object) -> None:
         if self.size == len(self.submit_s):
-            for name in ("submit_s", "res", "requested_s", "prediction_s", "user"):
-                old = getattr(self, name)
-                setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
+            self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
+            self.submit_s = np.concatenate([self.submit_s, np.zeros_like(self.submit_s)])
+            self.user = np.concatenate([self.user, np.zeros_like(self.user)])
         index = self.users.get(user)
         if index is None:
             index = self.users[user] = len(self.users)
+            self.last_runs.append([])
             if index == len(self.running):
-                self.last_runs = np.concatenate([self.last_runs, np.full_like(self.last_runs, np.nan)])
+                self.user_mean = np.concatenate([self.user_mean, np.full_like(self.user_mean, np.nan)])
                 self.running = np.concatenate([self.running, np.zeros_like(self.running)])
         slot = self.size
         self.slot[job_id] = slot
-        self.submit_s[slot], self.res[slot], self.requested_s[slot] = submit_s, res, requested_s
-        self.prediction_s[slot], self.user[slot] = prediction_s, index
+        scale = self.time_scale_s
+        self.rows[slot] = (1.0, res / self.nb_resources, requested_s / scale, prediction_s / scale)
+        self.submit_s[slot], self.user[slot] = submit_s, index
         self.size += 1
 
     def started(self, job_id: str) -> None:
@@ -129,7 +137,10 @@ class JobTable:
 
     def ended(self, job_id: str, runtime_s: float) -> None:
         """A job ended after `runtime_s` (told at its end, the only moment it is known)."""
-        user = self.user[self.slot[job_id]]
+        user = int(self.user[self.slot[job_id]])
         self.running[user] -= 1
         runs = self.last_runs[user]
-        runs[0], runs[1] = runs[1], runtime_s
+        runs.append(runtime_s)
+        if len(runs) > 2:
+            del runs[0]
+        self.user_mean[user] = sum(runs) / len(runs) / self.time_scale_s
