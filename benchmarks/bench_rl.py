@@ -26,7 +26,7 @@ from schedlab.rl.episodes import lublin
 from schedlab.schedulers.agent import PolicyScheduler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "data"))
-from policies import first_allowed, shortest_requested  # noqa: E402
+from policies import first_allowed, shortest_requested
 
 POLICIES = {"first": first_allowed, "shortest": shortest_requested}
 STEPS_GOAL = 10_000
@@ -57,10 +57,10 @@ def vector_steps(workload, vector, nb_steps: int) -> int:
         return SchedulingEnv(platform=workload.nb_res, workloads=workload)
 
     envs = vector([make, make])
-    obs, info = envs.reset(seed=[0, 1])
+    _, info = envs.reset(seed=[0, 1])
     for _ in range(nb_steps):
         actions = np.array([int(np.flatnonzero(mask)[0]) for mask in info["action_mask"]])
-        obs, _, _, _, info = envs.step(actions)
+        _obs, _, _, _, info = envs.step(actions)
     envs.close()
     return 2 * nb_steps
 

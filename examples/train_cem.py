@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
     setting = Setting(jobs=args.jobs, backfill=args.backfill)
     t0 = time.perf_counter()
-    policy, history = train(setting, train_seeds=range(args.train_seeds), generations=args.generations,
+    policy, _history = train(setting, train_seeds=range(args.train_seeds), generations=args.generations,
                             population=args.population, seed=args.seed, workers=args.workers,
                             progress=lambda g, best: print(f"generation {g + 1}/{args.generations}: best fitness "
                                                            f"{best:+.3f} ({time.perf_counter() - t0:.0f} s)",

@@ -128,7 +128,9 @@ class JobTable:
         slot = self.size
         self.slot[job_id] = slot
         scale = self.time_scale_s
-        self.rows[slot] = (1.0, res / self.nb_resources, requested_s / scale, prediction_s / scale)
+        # no walltime (Batsim's -1) is an infinite request: shown as the bound, inside the Box
+        self.rows[slot] = (1.0, res / self.nb_resources, min(requested_s / scale, UNBOUNDED),
+                           min(prediction_s / scale, UNBOUNDED))
         self.submit_s[slot], self.user[slot] = submit_s, index
         self.size += 1
 

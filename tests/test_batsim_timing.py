@@ -468,6 +468,8 @@ def loaded(draw):
 
 
 NAMES = sorted(name for name in all_schedulers() if name not in ("diws", "easy-predicted", "easy-prob"))
+#: options a scheduler cannot run without (the `policy` scheduler's policy: tests/data/policies.py)
+NEEDED = {"policy": {"policy": str(Path(__file__).resolve().parent / "data" / "policies.py") + ":shortest_requested"}}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -476,7 +478,7 @@ NAMES = sorted(name for name in all_schedulers() if name not in ("diws", "easy-p
 def test_schedule_invariants_under_batsim_timing(name, case, tmp_path):
     nb_res, specs = case
     path = platform_file(tmp_path, nb_res)
-    first = run(path, specs, create_scheduler(name))
+    first = run(path, specs, create_scheduler(name, NEEDED.get(name)))
     assert sorted(first.finished) == sorted(first.records)  # each job decided once, one row
     delays = {s[0]: (s[3], s[4]) for s in specs}
     spans = {r: [] for r in range(nb_res)}
@@ -497,7 +499,7 @@ def test_schedule_invariants_under_batsim_timing(name, case, tmp_path):
     for intervals in spans.values():  # no resource double-booked
         intervals.sort()
         assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(intervals))
-    again = run(path, specs, create_scheduler(name))  # deterministic: the same rows, in the same order
+    again = run(path, specs, create_scheduler(name, NEEDED.get(name)))  # deterministic: the same rows, in order
     assert [job_row(again.records[j]) for j in again.finished] == [job_row(first.records[j]) for j in first.finished]
 
 

@@ -30,7 +30,7 @@ from tests.helpers.data import REPO, TEST_DATA, examples, make_workload
 from tests.helpers.invariants import scenarios
 
 sys.path.insert(0, str(TEST_DATA))
-import policies  # noqa: E402  (tests/data/policies.py: the fixed policies)
+import policies
 
 LUBLIN256 = REPO / "platforms" / "lublin256.xml"
 POLICIES = TEST_DATA / "policies.py"
@@ -43,7 +43,7 @@ def play(env: SchedulingEnv, policy, seed: int | None = 0, options=None) -> tupl
     done = False
     while not done:
         obs, reward, done, truncated, info = env.step(policy(obs, info["action_mask"]))
-        assert not truncated
+        assert not truncated and env.observation_space.contains(obs)
         seen.append((info["now_s"], obs.copy()))
         rewards.append(reward)
     return seen, rewards, info
@@ -72,9 +72,10 @@ def test_the_same_seed_gives_the_same_episode_and_another_seed_another():
     env = SchedulingEnv(workloads=lublin(nodes=256, jobs=200), reward_mode="step")
     first, rewards, info = play(env, policies.shortest_requested, seed=11)
     again, rewards_again, _ = play(env, policies.shortest_requested, seed=11)
-    assert len(first) == len(again) and all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(first, again))
+    assert len(first) == len(again)
+    assert all(a[0] == b[0] and np.array_equal(a[1], b[1]) for a, b in zip(first, again, strict=True))
     assert rewards == rewards_again
-    other, _, info_other = play(env, policies.shortest_requested, seed=12)
+    _other, _, info_other = play(env, policies.shortest_requested, seed=12)
     assert info_other["metrics"] != info["metrics"]
 
 
@@ -90,11 +91,11 @@ def test_vector_environments_run_and_are_seeded(vector):
         trace = [obs.copy()]
         for _ in range(40):  # the first allowed action of each (autoreset after an episode ends)
             actions = [int(np.flatnonzero(mask)[0]) for mask in info["action_mask"]]
-            obs, rewards, terminated, truncated, info = envs.step(np.array(actions))
+            obs, _rewards, _terminated, _truncated, info = envs.step(np.array(actions))
             trace.append(obs.copy())
         envs.close()
         runs.append(trace)
-    assert all(np.array_equal(a, b) for a, b in zip(*runs))
+    assert all(np.array_equal(a, b) for a, b in zip(*runs, strict=False))
     assert not np.array_equal(runs[0][0][0], runs[0][0][1])  # two seeds, two workloads
 
 
@@ -115,7 +116,8 @@ def test_rewards_add_up_to_the_metric_summary_json_gives(reward, tmp_path):
     assert sum(r != 0 for r in step_rewards) > 10  # the step rewards come along the episode
     episodic.write(tmp_path / "env")
     summary = json.loads((tmp_path / "env" / "summary.json").read_text())
-    assert summary["complete"] and summary["metrics"]["mean_bounded_slowdown"] == result.metrics["mean_bounded_slowdown"]
+    assert summary["complete"]
+    assert summary["metrics"]["mean_bounded_slowdown"] == result.metrics["mean_bounded_slowdown"]
 
 
 # ------------------------------------------------------------------------------------------ one schedule
@@ -162,7 +164,7 @@ def test_observations_never_look_ahead(scenario, pick, delay):
     for version in (specs, changed):
         env = SchedulingEnv(platform=nb_res, workloads=make_workload(version), max_queue=3, backfill=True)
         runs.append((play(env, policies.shortest_requested)[0], env))
-    (first, env1), (second, env2) = runs
+    (first, env1), (second, _env2) = runs
     record = next(r for r in env1.engine.records.values() if r.job.name == name)
     if record.start_s is None:
         return  # rejected: it never ran
@@ -183,13 +185,13 @@ def test_the_observation_shows_what_it_says():
     names = layout.names()
     assert len(names) == layout.size == env.observation_space.shape[0] == 3 * len(JOB_FEATURES) + 1 + 2 + 2 + 2
     obs, info = env.reset(seed=0)
-    values = dict(zip(names, obs.tolist()))
+    values = dict(zip(names, obs.tolist(), strict=False))
     assert values["job0.present"] == 1 and values["job0.res"] == 1.0 and values["job0.requested_time"] == 3.0
     assert values["job1.res"] == 0.5 and values["job2.present"] == 0 and values["free_now"] == 1.0
     assert values["day_sin"] == pytest.approx(1.0)  # 6 h after midnight
     assert list(info["action_mask"]) == [1, 1, 0, 1]
     obs, _, _, _, info = env.step(1)  # b starts: a no longer fits, nor c at t=10; d fits at t=20
-    values = dict(zip(names, obs.tolist()))
+    values = dict(zip(names, obs.tolist(), strict=False))
     assert info["now_s"] == 20 and values["job0.wait"] == pytest.approx(0.2)  # a waited 20 s
     assert list(info["action_mask"]) == [0, 0, 1, 1]
     assert values["free_now"] == 0.5 and values["free_at_100s"] == 0.5 and values["free_at_400s"] == 1.0
@@ -201,7 +203,7 @@ def test_user_history_comes_from_jobs_that_ended():
     jobs = [("a", 0, 1, 100, 1000, {"user": "u"}), ("b", 0, 1, 300, 1000, {"user": "u"}),
             ("c", 400, 1, 10, 5000, {"user": "u"}), ("d", 400, 1, 10, 5000, {"user": "u"})]
     env = SchedulingEnv(platform=1, workloads=make_workload(jobs), max_queue=2, time_scale_s=1.0)
-    obs, info = env.reset(seed=0)
+    obs, _info = env.reset(seed=0)
     rows = obs[:2 * len(JOB_FEATURES)].reshape(2, len(JOB_FEATURES))
     assert rows[0][JOB_FEATURES.index("user_last2_runtime")] == 1000  # nothing ended: the request
     obs, *_ = env.step(0)  # a runs 100 s
@@ -218,7 +220,7 @@ def test_invalid_actions_raise_or_wait_as_asked():
     strict = SchedulingEnv(platform=2, workloads=make_workload(jobs), max_queue=3, invalid_action="raise")
     strict.reset(seed=0)
     strict.step(0)
-    with pytest.raises(ValueError, match=r"action 2 is not allowed now \(t=100.0\): the mask allows \[0, 1\] \(3 waits\)"):
+    with pytest.raises(ValueError, match=r"action 2 is not allowed now \(t=100.0\): the mask allows \[0, 1\] \(3 wai"):
         strict.step(2)  # at t=100 (a ended) b and c wait: there is no third job
     lenient = SchedulingEnv(platform=2, workloads=make_workload(jobs), max_queue=3)
     _, _, info = play(lenient, lambda obs, mask: 2)  # job 2 or wait: whatever the mask says, it runs to its end
@@ -246,10 +248,10 @@ def test_a_linear_policy_file_runs_as_a_scheduler_and_checks_its_layout(tmp_path
     by_function = schedlab.simulate(256, workload, PolicyScheduler(policy=policies.shortest_requested, max_queue=8,
                                                                    backfill=True))
     assert ours.metrics == by_function.metrics
-    with pytest.raises(InputError, match="trained with max_queue=8.*backfill=True: give these options"):
+    with pytest.raises(InputError, match=r"trained with max_queue=8.*backfill=True: give these options"):
         schedlab.simulate(256, workload, "policy", options={"policy": str(path)})
     (tmp_path / "bad.json").write_text('{"kind": "something else"}')
-    with pytest.raises(InputError, match="bad.json.*field 'kind'"):
+    with pytest.raises(InputError, match=r"bad\.json.*field 'kind'"):
         schedlab.simulate(256, workload, "policy", options={"policy": str(tmp_path / "bad.json")})
 
 
@@ -311,8 +313,87 @@ def test_a_policy_under_real_batsim_equals_the_environment(tmp_path):
 
 def test_platforms_by_number_and_the_defaults():
     env = SchedulingEnv(platform=Platform.homogeneous(256))
-    obs, info = env.reset(seed=1)
+    _obs, info = env.reset(seed=1)
     assert env.workload.nb_res == 256 and len(env.workload.jobs) == 1024 and info["action_mask"].sum() >= 1
     with pytest.raises(ValueError, match="needs a platform file"):
         SchedulingEnv(platform=16, timing="batsim")
-    assert REQUESTED == JOB_FEATURES.index("requested_time")
+    assert JOB_FEATURES.index("requested_time") == REQUESTED
+
+
+@pytest.mark.slow
+@pytest.mark.batsim
+def test_the_example_trains_a_policy_that_beats_fcfs_and_runs_under_real_batsim(tmp_path):
+    """examples/train_cem.py on a small budget: its policy beats FCFS on every unseen workload, and
+    `schedlab serve policy -O policy=learned.json` beside real Batsim equals `simulate --timing batsim`."""
+    from tests.helpers.real_batsim import run_real_batsim
+
+    policy, report = tmp_path / "learned.json", tmp_path / "report.json"
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "train_cem.py"), "-o", str(policy), "--report",
+                           str(report), "--generations", "4", "--population", "10", "--train-seeds", "3",
+                           "--test-seeds", "5", "--jobs", "512"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    table = json.loads(report.read_text())["table"]
+    assert all(learned < fcfs for learned, fcfs in zip(table["learned"], table["FCFS"], strict=True)), table
+    saved = LinearScoringPolicy.load(policy)
+    assert saved.card["test"]["mean_bounded_slowdown"] == table and saved.card["train_seeds"] == [0, 1, 2]
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps(lublin(nodes=256, jobs=500)(2024).to_json()))
+    argv = ["policy", "-O", f"policy={policy}"]
+    run_real_batsim(tmp_path / "real", LUBLIN256, workload,
+                    [sys.executable, "-m", "schedlab", "serve", *argv, "--socket", "{socket}"])
+    ours = subprocess.run([sys.executable, "-m", "schedlab", "simulate", "-q", "-p", str(LUBLIN256), "-w",
+                           str(workload), "--timing", "batsim", "-o", str(tmp_path / "ours"), "-s", *argv],
+                          capture_output=True, text=True, timeout=300)
+    assert ours.returncode == 0, ours.stderr
+    real = (tmp_path / "real" / "out_jobs.csv").read_text().splitlines()
+    assert len(real) == 501 and real == jobs_csv(tmp_path / "ours").splitlines()
+
+
+@pytest.mark.slow  # about 10 s: every check on every built-in workload
+def test_scheduler_check_passes_a_saved_policy(tmp_path):
+    from schedlab.checker import check_scheduler
+    from schedlab.schedulers.base import create_scheduler
+
+    weights = np.zeros(len(BASIS))
+    weights[BASIS.index("log_wait_s")] = 1.0
+    path = LinearScoringPolicy(weights, layout=ObservationLayout(max_queue=8), backfill=True).save(tmp_path / "p.json")
+    options = {"policy": str(path), "max_queue": "8", "backfill": "true"}
+    report = check_scheduler(lambda: create_scheduler("policy", options), "policy", options=options, nb_res=8,
+                             speed_sizes=(200, 400))
+    assert report.ok, report.findings
+
+
+def test_a_policy_runs_in_a_campaign(tmp_path):
+    from schedlab.experiments import run
+
+    campaign = {"name": "learned", "seeds": [1],
+                "workloads": [{"name": "lublin", "lublin": {"nodes": 64, "jobs": 150, "mode": "typeless",
+                                                              "missing_walltime": "factor:2"}}],
+                "platforms": [{"name": "c64", "resources": 64}],
+                "schedulers": [{"name": "policy", "options": {"policy": f"{POLICIES}:shortest_requested",
+                                                               "backfill": [False, True]}},
+                               {"name": "easy"}]}
+    table = run(campaign, tmp_path / "out")
+    assert len(table) == 3 and table["complete"].all() and set(table["nb_jobs_ran"]) == {150}
+    by_arm = table.set_index(table["options"].astype(str))["mean_bounded_slowdown"]
+    assert by_arm.nunique() == 3  # three arms, three schedules
+
+
+@pytest.mark.slow
+@pytest.mark.batsim
+def test_a_policy_under_pybatsim_decides_as_under_serve(tmp_path):
+    from tests.helpers.real_batsim import pybatsim_entry, run_real_batsim
+
+    pybatsim, entry = pybatsim_entry("schedlabPolicy.py")
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(lublin(nodes=256, jobs=300)(5).to_json()))
+    options = {"policy": f"{POLICIES}:shortest_requested", "backfill": True}
+    theirs = run_real_batsim(tmp_path / "pybatsim", LUBLIN256, path,
+                             [str(pybatsim), str(entry), "-t", "0", "-s", "{socket}", "-o", json.dumps(options)])
+    served = run_real_batsim(tmp_path / "serve", LUBLIN256, path,
+                             [sys.executable, "-m", "schedlab", "serve", "policy", "-O", f"policy={options['policy']}",
+                              "-O", "backfill=true", "--socket", "{socket}"])
+    # the same decisions; pybatsim's replies reach Batsim a few milliseconds apart from serve's
+    ours = {r["job_id"]: float(r["starting_time"]) for r in served}
+    other = {r["job_id"]: float(r["starting_time"]) for r in theirs}
+    assert ours.keys() == other.keys() and len(ours) == 300 and all(abs(ours[k] - other[k]) < 0.1 for k in ours)

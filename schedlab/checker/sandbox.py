@@ -55,10 +55,11 @@ class GivenFile:
 
 def _spelled_files(value: object) -> list[str]:
     """The files an option value names, as it spells them (`files_in_option`'s rule: the value, FILE
-    of FILE#NAME, PATH of KIND:PATH; a model's card beside it), only those that exist."""
+    of FILE#NAME, PATH of KIND:PATH, FILE.py of FILE.py:NAME; a model's card beside it), only those
+    that exist."""
     text = str(value)
     found = []
-    for candidate in dict.fromkeys((text, text.rpartition("#")[0], text.partition(":")[2])):
+    for candidate in dict.fromkeys((text, text.rpartition("#")[0], text.partition(":")[2], text.rpartition(":")[0])):
         if candidate and os.path.isfile(candidate):
             found.append(candidate)
             if candidate.endswith(".skops") and os.path.isfile(f"{candidate}.card.json"):

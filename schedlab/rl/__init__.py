@@ -18,7 +18,11 @@ __all__ = ["ENV_ID", "SchedulingEnv"]
 
 
 def _register() -> None:
-    import gymnasium
+    try:
+        import gymnasium
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("schedlab.rl needs gymnasium: pip install 'schedlab[rl]' (or gymnasium>=1.0)",
+                                  name="gymnasium") from None
 
     if ENV_ID not in gymnasium.registry:
         gymnasium.register(id=ENV_ID, entry_point="schedlab.rl.env:SchedulingEnv")
