@@ -2,7 +2,11 @@
 
 The cross-entropy method (schedlab.rl.cem) searches the weights of a scoring policy linear in its
 coefficients, as the regression-obtained queue policies are; each candidate is played through
-schedlab's Gymnasium environment on Lublin-Feitelson workloads of 256 nodes. The learned policy is
+schedlab's Gymnasium environment on Lublin-Feitelson workloads of 256 nodes. The model has no user
+estimate: by default every walltime is twice the run time (`--missing-walltime factor:2`, the
+setting of the regression-policy studies and of RLScheduler's Lublin-256, where the request tells
+the run time, to every policy compared alike); `--missing-walltime max:162754` gives one walltime
+to all (the requests then tell nothing). The learned policy is
 then measured on workloads of seeds never used in training, beside FCFS, SJF (shortest requested
 time first), F1 and Lin, each in the same mode (strict lists, or EASY with `--backfill`), and saved
 as JSON, which every host runs:
@@ -38,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test-seeds", type=int, default=10, help="test workloads: seeds 1000..1000+N-1")
     parser.add_argument("--jobs", type=int, default=1024, help="jobs per workload")
     parser.add_argument("--backfill", action="store_true", help="the agent picks EASY's head (a queue policy)")
+    parser.add_argument("--missing-walltime", default="factor:2",
+                        help="the model has no user estimate: factor:2 (twice the run time, the policy studies' and "
+                             "RLScheduler's clairvoyant setting) or max:162754 (one walltime: it tells nothing)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0, help="the trainer's random draws")
     parser.add_argument("--report", help="also write the test table as JSON here")
@@ -45,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     if Path(args.output).exists() and Path(args.output).is_dir():
         parser.error(f"{args.output} is a directory")
 
-    setting = Setting(jobs=args.jobs, backfill=args.backfill)
+    setting = Setting(jobs=args.jobs, backfill=args.backfill, missing_walltime=args.missing_walltime)
     t0 = time.perf_counter()
     policy, _history = train(setting, train_seeds=range(args.train_seeds), generations=args.generations,
                             population=args.population, seed=args.seed, workers=args.workers,
@@ -65,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"trained in {trained_s:.0f} s; weights: " + ", ".join(f"{b} {w:+.2f}" for b, w in
                                                                    zip(BASIS, policy.weights, strict=True)))
-    print(f"mean bounded slowdown on {len(test_seeds)} unseen Lublin-256 workloads of {args.jobs} jobs "
-          f"({'EASY' if args.backfill else 'strict lists'}; geometric mean, and wins of the learned policy):")
+    print(f"mean bounded slowdown on {len(test_seeds)} unseen Lublin-256 workloads of {args.jobs} jobs, walltimes "
+          f"{args.missing_walltime} ({'EASY' if args.backfill else 'strict lists'}; geometric mean, and wins of the "
+          "learned policy):")
     learned = np.array(table["learned"])
     for label, values in table.items():
         values = np.array(values)

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from schedlab.errors import SchedulerFailure
 from schedlab.model import Decision, Job, JobState, Platform
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy import EasyBackfilling
@@ -30,6 +31,7 @@ from schedlab.schedulers.observation import (
     DAY_S,
     FITS,
     JOB_FEATURES,
+    UNBOUNDED,
     USER_LAST2,
     USER_RUNNING,
     WAIT,
@@ -40,6 +42,10 @@ from schedlab.schedulers.observation import (
 from schedlab.schedulers.queue import Running
 
 InvalidAction = Literal["raise", "wait"]
+
+
+class InvalidActionError(ValueError):
+    """An action the mask forbids, with `invalid_action="raise"`."""
 
 
 class AgentScheduler(EasyBackfilling):
@@ -75,6 +81,14 @@ class AgentScheduler(EasyBackfilling):
         self._no_more_jobs = False
         self._fresh: list[Job] = []  # submitted at this instant, predicted in one batch
         self.nb_actions = 0
+
+    def observation_settings(self) -> dict[str, Any]:
+        """What decides what an observation means: a policy trained under other settings would read
+        other numbers (a saved policy records these and is refused elsewhere)."""
+        from schedlab.paths import sha256_file
+
+        return {**self.layout.as_dict(), "backfill": self.backfill, "queue_order": self.queue_order,
+                "day_start_s": self.day_start_s, "model_sha256": sha256_file(self.model) if self.model else ""}
 
     # ------------------------------------------------------------------ inputs
     def check_inputs(self, workload: Any) -> None:
@@ -121,8 +135,8 @@ class AgentScheduler(EasyBackfilling):
         for index, job in enumerate(jobs):
             requested = math.inf if job.walltime_s is None else job.walltime_s
             prediction = requested
-            if self._predictor is not None:
-                prediction = min(max(float(predicted[index]), 1.0), requested)
+            if self._predictor is not None and math.isfinite(float(predicted[index])):
+                prediction = min(max(float(predicted[index]), 1.0), requested)  # else: the request
             self._table.add(job.id, job.submit_time_s, job.res, requested, prediction, job.extra.get("user"))
 
     # ------------------------------------------------------------------ what the agent sees
@@ -172,7 +186,7 @@ class AgentScheduler(EasyBackfilling):
             rows = obs[:k * len(JOB_FEATURES)].reshape(k, len(JOB_FEATURES))
             stored = table.rows[slots]
             rows[:, JobTable.COLUMNS] = stored
-            rows[:, WAIT] = (now - table.submit_s[slots]) / layout.time_scale_s
+            rows[:, WAIT] = np.minimum((now - table.submit_s[slots]) / layout.time_scale_s, UNBOUNDED)
             users = table.user[slots]
             means = table.user_mean[users]
             rows[:, USER_LAST2] = np.where(np.isnan(means), stored[:, 2], means)
@@ -208,8 +222,8 @@ class AgentScheduler(EasyBackfilling):
             mask = self.action_mask()
             if self.invalid_action == "raise":
                 allowed = [int(i) for i in np.flatnonzero(mask)]
-                raise ValueError(f"action {action} is not allowed now (t={now}): the mask allows {allowed} "
-                                 f"({self.max_queue} waits)")
+                raise InvalidActionError(f"action {action} is not allowed now (t={now}): the mask allows {allowed} "
+                                         f"({self.max_queue} waits)")
             action = self.max_queue if mask[self.max_queue] else int(np.flatnonzero(mask)[0])
         self.nb_actions += 1
         if action == self.max_queue:
@@ -279,7 +293,12 @@ class PolicyScheduler(AgentScheduler):
         if isinstance(policy, str) and not policy:
             raise ValueError("give policy=FILE.json, FILE.py:NAME or MODULE:NAME (or a function in Python)")
         self.policy = policy
-        self._choose = _as_choice(load_policy(policy, self) if isinstance(policy, str) else policy)
+        loaded = load_policy(policy) if isinstance(policy, str) else policy
+        check = getattr(loaded, "check_settings", None)
+        if check is not None:  # a saved policy knows the observation it was trained on
+            check(self.observation_settings())
+        self._choose = _as_choice(loaded)
+        self._policy_module = getattr(loaded, "__module__", None) or type(loaded).__module__
 
     def options(self) -> dict[str, Any]:
         options = super().options()
@@ -291,17 +310,37 @@ class PolicyScheduler(AgentScheduler):
         choose = self._choose
         self.begin(now)
         while self.has_choice():
-            if not self.act(choose(self.observe(now), self.action_mask()), now):
+            try:
+                action = choose(self.observe(now), self.action_mask())
+                more = self.act(action, now)
+            except InvalidActionError as exc:
+                raise self._failure(f"chose {exc}", exc) from exc
+            except Exception as exc:  # the policy's own code raised
+                raise self._failure(f"raised {type(exc).__name__}: {exc} (at t={now})", exc) from exc
+            if not more:
                 break
         return super().decide(now)
+
+    def _failure(self, what: str, exc: Exception) -> SchedulerFailure:
+        """The policy failed: its own failure (a user's code), not the scheduler's."""
+        name = self.policy if isinstance(self.policy, str) else getattr(self.policy, "__qualname__", "the policy")
+        failure = SchedulerFailure(f"policy {name!r} {what}")
+        failure.scheduler_module = self._policy_module
+        failure.names_its_scheduler = True
+        return failure
 
 
 def _as_choice(policy: Any) -> Callable[[np.ndarray, np.ndarray], int]:
     """(observation, mask) -> action, from a function of one or two arguments or a `predict` object."""
     predict = getattr(policy, "predict", None)
     if predict is not None and not inspect.isfunction(policy):
+        try:  # sb3-contrib's MaskablePPO takes the mask as `action_masks`
+            masked = "action_masks" in inspect.signature(predict).parameters
+        except (TypeError, ValueError):
+            masked = False
+
         def from_model(obs: np.ndarray, mask: np.ndarray) -> int:
-            out = predict(obs)
+            out = predict(obs, action_masks=mask.astype(bool)) if masked else predict(obs)
             return int(out[0] if isinstance(out, tuple) else out)
         return from_model
     if not callable(policy):
@@ -316,15 +355,12 @@ def _as_choice(policy: Any) -> Callable[[np.ndarray, np.ndarray], int]:
     return lambda obs, mask: int(policy(obs))
 
 
-def load_policy(spec: str, scheduler: AgentScheduler) -> Any:
-    """The policy a text names: FILE.json (a linear scoring policy, whose layout must be the
-    scheduler's) or FILE.py:NAME / MODULE:NAME."""
+def load_policy(spec: str) -> Any:
+    """The policy a text names: FILE.json (a linear scoring policy) or FILE.py:NAME / MODULE:NAME."""
     if spec.endswith(".json"):
         from schedlab.schedulers.linear_policy import LinearScoringPolicy
 
-        policy = LinearScoringPolicy.load(spec)
-        policy.check_layout(scheduler.layout, scheduler.backfill)
-        return policy
+        return LinearScoringPolicy.load(spec)
     from schedlab.schedulers.plugins import object_from_spec
 
     return object_from_spec(spec, "policy")

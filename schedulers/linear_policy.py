@@ -1,6 +1,6 @@
 """A scoring policy linear in its coefficients (as the regression-obtained queue policies are): each
 allowed job's score is a weighted sum of basis functions of its observed features; the best scored
-job starts, and the policy waits only when no job is allowed. Saved as JSON (weights, layout, how it
+job starts, and the policy waits only when no job is allowed. Saved as JSON (weights, observation settings, how it
 was trained), never pickled: `schedlab simulate -s policy -O policy=FILE.json` runs it.
 """
 
@@ -35,14 +35,16 @@ BASIS = ("log_wait_s", "log_requested_s", "log_prediction_s", "log_user_last2_s"
 
 class LinearScoringPolicy:
     """score(job) = weights . basis(job); the action is the allowed job of highest score (the first
-    on ties), or wait when none is allowed."""
+    on ties), or wait when none is allowed. `settings`: the observation it was trained on
+    (`AgentScheduler.observation_settings()`), checked by whoever runs it."""
 
-    def __init__(self, weights: Any, *, layout: ObservationLayout, backfill: bool,
-                 card: dict[str, Any] | None = None) -> None:
+    def __init__(self, weights: Any, *, settings: dict[str, Any], card: dict[str, Any] | None = None) -> None:
         self.weights = np.asarray(weights, float)
         if self.weights.shape != (len(BASIS),):
             raise ValueError(f"weights: expected {len(BASIS)} numbers ({', '.join(BASIS)}), got {self.weights.shape}")
-        self.layout, self.backfill = layout, backfill
+        self.settings = dict(settings)
+        self.layout = ObservationLayout(int(settings["max_queue"]), tuple(float(h) for h in settings["horizons_s"]),
+                                        float(settings["time_scale_s"]))
         self.card = dict(card or {})
 
     def basis(self, observation: np.ndarray) -> np.ndarray:
@@ -71,8 +73,7 @@ class LinearScoringPolicy:
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict[str, Any]:
         return {"kind": KIND, "version": 1, "basis": list(BASIS), "weights": [float(w) for w in self.weights],
-                "layout": self.layout.as_dict(), "backfill": self.backfill,
-                "card": self.card}
+                "settings": self.settings, "card": self.card}
 
     def save(self, path: str | Path) -> Path:
         from schedlab.paths import atomic_write
@@ -94,20 +95,39 @@ class LinearScoringPolicy:
         if doc.get("basis") != list(BASIS):
             raise InputError(f"field 'basis': expected {list(BASIS)}", path=str(path))
         try:
-            layout_doc = doc["layout"]
-            layout = ObservationLayout(int(layout_doc["max_queue"]), tuple(float(h) for h in layout_doc["horizons_s"]),
-                                       float(layout_doc["time_scale_s"]))
+            settings = doc["settings"]
+            if not isinstance(settings, dict) or set(settings) != set(SETTINGS):
+                raise ValueError(f"settings must have exactly the keys {', '.join(SETTINGS)}")
+            if not isinstance(settings["backfill"], bool):
+                raise ValueError("settings.backfill must be true or false")
             weights = [float(w) for w in doc["weights"]]
             if not all(math.isfinite(w) for w in weights):
                 raise ValueError("weights must be finite")
-            return cls(weights, layout=layout, backfill=bool(doc["backfill"]), card=doc.get("card") or {})
+            return cls(weights, settings=settings, card=doc.get("card") or {})
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"bad policy field: {exc}", path=str(path)) from None
 
-    def check_layout(self, layout: ObservationLayout, backfill: bool) -> None:
-        """A scheduler running this policy must observe as it was trained."""
-        if layout != self.layout or backfill != self.backfill:
-            want = self.layout
-            raise ValueError(f"the policy was trained with max_queue={want.max_queue}, horizons_s="
-                             f"{','.join(f'{h:g}' for h in want.horizons_s)}, time_scale_s={want.time_scale_s:g}, "
-                             f"backfill={self.backfill}: give these options")
+    def check_settings(self, settings: dict[str, Any]) -> None:
+        """A scheduler running this policy must observe as it was trained (ValueError otherwise,
+        naming the options to give)."""
+        differ = [key for key in SETTINGS if _same(settings.get(key)) != _same(self.settings[key])]
+        if differ:
+            wanted = ", ".join(f"{key}={_as_option(self.settings[key])}" for key in differ)
+            raise ValueError(f"the policy was trained with {wanted}: give these options")
+
+
+#: what a saved policy records of the observation it was trained on
+SETTINGS = ("max_queue", "horizons_s", "time_scale_s", "backfill", "queue_order", "day_start_s", "model_sha256")
+
+
+def _same(value: Any) -> Any:
+    """A setting as compared (a JSON list and a tuple of the same numbers are the same)."""
+    return [float(v) for v in value] if isinstance(value, list | tuple) else value
+
+
+def _as_option(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ",".join(f"{v:g}" for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value) if value != "" else "(none)"

@@ -22,7 +22,7 @@ import numpy as np
 
 #: per waiting job: 1 for a job (0: padding); time waited; requested resources; requested time
 #: (walltime); the prediction made at submission (model=, else the requested time); the mean of the
-#: user's last two run times (jobs that ended; the requested time until two ended); the user's
+#: user's last two run times (jobs that ended; the requested time until one ended); the user's
 #: running jobs; 1 if it fits in the free resources now
 JOB_FEATURES = ("present", "wait", "res", "requested_time", "prediction", "user_last2_runtime",
                 "user_running_jobs", "fits_now")
@@ -145,4 +145,4 @@ class JobTable:
         runs.append(runtime_s)
         if len(runs) > 2:
             del runs[0]
-        self.user_mean[user] = sum(runs) / len(runs) / self.time_scale_s
+        self.user_mean[user] = min(sum(runs) / len(runs) / self.time_scale_s, UNBOUNDED)

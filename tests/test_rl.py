@@ -22,10 +22,11 @@ from schedlab.errors import InputError
 from schedlab.model import Platform
 from schedlab.platform import load_platform
 from schedlab.rl.env import SchedulingEnv
-from schedlab.rl.episodes import lublin, trace_windows
-from schedlab.schedulers.agent import PolicyScheduler
+from schedlab.rl.episodes import lublin as lublin_episodes
+from schedlab.rl.episodes import synthetic, trace_windows
+from schedlab.schedulers.agent import AgentScheduler, PolicyScheduler
 from schedlab.schedulers.linear_policy import BASIS, LinearScoringPolicy
-from schedlab.schedulers.observation import JOB_FEATURES, REQUESTED, WAIT, ObservationLayout
+from schedlab.schedulers.observation import JOB_FEATURES, REQUESTED, UNBOUNDED, WAIT
 from tests.helpers.data import REPO, TEST_DATA, examples, make_workload
 from tests.helpers.invariants import scenarios
 
@@ -33,6 +34,12 @@ sys.path.insert(0, str(TEST_DATA))
 import policies
 
 LUBLIN256 = REPO / "platforms" / "lublin256.xml"
+
+
+def lublin(**options):
+    """Lublin-Feitelson episodes with walltimes twice the run times (varied requests: these tests
+    compare schedules, they learn nothing)."""
+    return lublin_episodes(missing_walltime="factor:2", **options)
 POLICIES = TEST_DATA / "policies.py"
 
 
@@ -82,18 +89,22 @@ def test_the_same_seed_gives_the_same_episode_and_another_seed_another():
 @pytest.mark.parametrize("vector", [gymnasium.vector.SyncVectorEnv, gymnasium.vector.AsyncVectorEnv])
 def test_vector_environments_run_and_are_seeded(vector):
     def make():
-        return SchedulingEnv(workloads=lublin(nodes=256, jobs=60), max_queue=8)
+        return SchedulingEnv(workloads=lublin(nodes=256, jobs=15), max_queue=8)
 
     runs = []
     for _ in range(2):
         envs = vector([make, make])
         obs, info = envs.reset(seed=[5, 6])
-        trace = [obs.copy()]
-        for _ in range(40):  # the first allowed action of each (autoreset after an episode ends)
+        trace, ended = [obs.copy()], np.zeros(2, int)
+        for _ in range(60):  # the first allowed action of each (reset after an episode ends)
             actions = [int(np.flatnonzero(mask)[0]) for mask in info["action_mask"]]
-            obs, _rewards, _terminated, _truncated, info = envs.step(np.array(actions))
+            obs, _rewards, terminated, _truncated, info = envs.step(np.array(actions))
             trace.append(obs.copy())
+            ended += terminated
+            if terminated.any():
+                assert all(info["_metrics"] == terminated)  # the ended episodes' metrics
         envs.close()
+        assert (ended >= 2).all()  # each env went through resets
         runs.append(trace)
     assert all(np.array_equal(a, b) for a, b in zip(*runs, strict=False))
     assert not np.array_equal(runs[0][0][0], runs[0][0][1])  # two seeds, two workloads
@@ -236,23 +247,44 @@ def test_waiting_is_refused_when_nothing_could_happen_any_more():
 
 
 # ------------------------------------------------------------------------------------------ the policy scheduler
-def test_a_linear_policy_file_runs_as_a_scheduler_and_checks_its_layout(tmp_path):
-    layout = ObservationLayout(max_queue=8)
+def test_a_linear_policy_file_runs_as_a_scheduler_and_checks_its_settings(tmp_path):
     weights = np.zeros(len(BASIS))
     weights[BASIS.index("log_requested_s")] = -1.0  # shortest requested first
-    path = LinearScoringPolicy(weights, layout=layout, backfill=True, card={"trained": "by hand"}).save(
-        tmp_path / "p.json")
+    settings = AgentScheduler(max_queue=8, backfill=True).observation_settings()
+    policy = LinearScoringPolicy(weights, settings=settings, card={"trained": "by hand"})
+    path = policy.save(tmp_path / "p.json")
     workload = lublin(nodes=256, jobs=300)(2)
     ours = schedlab.simulate(256, workload, "policy", options={"policy": str(path), "max_queue": "8",
                                                                "backfill": "true"})
     by_function = schedlab.simulate(256, workload, PolicyScheduler(policy=policies.shortest_requested, max_queue=8,
                                                                    backfill=True))
     assert ours.metrics == by_function.metrics
-    with pytest.raises(InputError, match=r"trained with max_queue=8.*backfill=True: give these options"):
+    with pytest.raises(InputError, match=r"trained with max_queue=8, backfill=True: give these options"):
         schedlab.simulate(256, workload, "policy", options={"policy": str(path)})
+    with pytest.raises(ValueError, match=r"trained with time_scale_s=3600: give"):  # an object is checked too
+        PolicyScheduler(policy=policy, max_queue=8, backfill=True, time_scale_s=60.0)
     (tmp_path / "bad.json").write_text('{"kind": "something else"}')
     with pytest.raises(InputError, match=r"bad\.json.*field 'kind'"):
         schedlab.simulate(256, workload, "policy", options={"policy": str(tmp_path / "bad.json")})
+    doc = json.loads(path.read_text())
+    doc["settings"]["backfill"] = "false"
+    (tmp_path / "text.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"text\.json: bad policy field: settings.backfill must be true or false"):
+        LinearScoringPolicy.load(tmp_path / "text.json")
+
+
+def test_a_failing_policy_is_the_users_failure_in_one_line(tmp_path):
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps(lublin(nodes=256, jobs=60)(1).to_json()))
+    (tmp_path / "mine.py").write_text("def wrong(obs, mask):\n    return 999\n\n"
+                                      "def broken(obs, mask):\n    raise KeyError('no such column')\n")
+    for name, said in (("wrong", "chose action 999 is not allowed now"),
+                       ("broken", "raised KeyError: 'no such column'")):
+        done = subprocess.run([sys.executable, "-m", "schedlab", "simulate", "-q", "-p", "lublin256", "-w",
+                               str(workload), "-s", "policy", "-O", f"policy={tmp_path / 'mine.py'}:{name}", "-o",
+                               str(tmp_path / name)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and said in done.stderr and "internal error" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_policies_of_one_argument_and_models_with_predict():
@@ -315,6 +347,7 @@ def test_platforms_by_number_and_the_defaults():
     env = SchedulingEnv(platform=Platform.homogeneous(256))
     _obs, info = env.reset(seed=1)
     assert env.workload.nb_res == 256 and len(env.workload.jobs) == 1024 and info["action_mask"].sum() >= 1
+    assert env.workload.jobs == synthetic(nb_resources=256)(env.workload.extra["generator"]["seed"]).jobs
     with pytest.raises(ValueError, match="needs a platform file"):
         SchedulingEnv(platform=16, timing="batsim")
     assert JOB_FEATURES.index("requested_time") == REQUESTED
@@ -356,7 +389,8 @@ def test_scheduler_check_passes_a_saved_policy(tmp_path):
 
     weights = np.zeros(len(BASIS))
     weights[BASIS.index("log_wait_s")] = 1.0
-    path = LinearScoringPolicy(weights, layout=ObservationLayout(max_queue=8), backfill=True).save(tmp_path / "p.json")
+    settings = AgentScheduler(max_queue=8, backfill=True).observation_settings()
+    path = LinearScoringPolicy(weights, settings=settings).save(tmp_path / "p.json")
     options = {"policy": str(path), "max_queue": "8", "backfill": "true"}
     report = check_scheduler(lambda: create_scheduler("policy", options), "policy", options=options, nb_res=8,
                              speed_sizes=(200, 400))
@@ -397,3 +431,53 @@ def test_a_policy_under_pybatsim_decides_as_under_serve(tmp_path):
     ours = {r["job_id"]: float(r["starting_time"]) for r in served}
     other = {r["job_id"]: float(r["starting_time"]) for r in theirs}
     assert ours.keys() == other.keys() and len(ours) == 300 and all(abs(ours[k] - other[k]) < 0.1 for k in ours)
+
+
+def test_the_env_refuses_a_model_that_would_look_ahead(tmp_path):
+    (tmp_path / "m.skops").write_bytes(b"not a model")  # no card: what it was trained on is unknown
+    env = SchedulingEnv(platform=16, workloads=make_workload([("a", 0, 1, 10, 20)]), model=str(tmp_path / "m.skops"))
+    with pytest.raises(InputError, match=r"m\.skops: model= overlaps the simulated workload: its card"):
+        env.reset(seed=0)
+
+
+def test_predictions_that_are_not_numbers_give_way_to_the_request():
+    class NaNModel:  # what a baseline predicts for a job without a time limit
+        def predict_jobs(self, jobs):
+            return np.full(len(jobs), np.nan)
+
+    class Predicting(PolicyScheduler):
+        def prepare(self):
+            self._predictor = NaNModel()
+
+    seen = []
+
+    def record(obs, mask):
+        seen.append(obs.copy())
+        return policies.first_allowed(obs, mask)
+
+    jobs = [("a", 0, 2, 10, None), ("b", 0, 2, 10, 50), ("c", 1, 1, 10, None)]
+    schedlab.simulate(2, make_workload(jobs), Predicting(policy=record, max_queue=3, time_scale_s=1.0))
+    space = SchedulingEnv(platform=2, max_queue=3).observation_space
+    assert seen and all(np.isfinite(obs).all() and space.contains(obs) for obs in seen)
+    rows = seen[0][:3 * len(JOB_FEATURES)].reshape(3, len(JOB_FEATURES))
+    assert rows[0][JOB_FEATURES.index("prediction")] == UNBOUNDED and rows[1][JOB_FEATURES.index("prediction")] == 50
+
+
+def test_an_engine_failure_ends_the_episode_as_a_failure_not_a_termination():
+    class Breaking(SchedulingEnv):
+        def _advance(self):
+            if self.engine.now > 0:
+                self.scheduler._queue.clear()  # a scheduler broken mid-run: jobs left undecided
+            super()._advance()
+
+    env = Breaking(platform=2, workloads=make_workload([(str(i), i, 2, 5, 10) for i in range(4)]), max_queue=2)
+    env.reset(seed=0)
+    with pytest.raises(Exception, match="undecided"):
+        while True:
+            env.step(0)
+    with pytest.raises(RuntimeError, match=r"stopped on an error .*undecided.*: call reset"):
+        env.step(0)
+    env.reset(seed=0)
+    env.close()
+    with pytest.raises(RuntimeError, match="closed: call reset"):
+        env.step(0)

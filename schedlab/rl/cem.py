@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from schedlab.schedulers.linear_policy import BASIS, LinearScoringPolicy
-from schedlab.schedulers.observation import ObservationLayout
 
 
 @dataclass(frozen=True)
@@ -31,10 +30,15 @@ class Setting:
     max_queue: int = 32
     backfill: bool = False
     mode: str = "typeless"
+    #: the model has no user estimate: factor:2 (walltime = 2 x run time) is the policy studies' and
+    #: RLScheduler's clairvoyant setting; max:162754 (the model's longest run) tells nothing
     missing_walltime: str = "factor:2"
 
-    def layout(self) -> ObservationLayout:
-        return ObservationLayout(max_queue=self.max_queue)
+    def settings(self) -> dict[str, Any]:
+        """The observation the policies see (what a saved policy records)."""
+        from schedlab.schedulers.agent import AgentScheduler
+
+        return AgentScheduler(max_queue=self.max_queue, backfill=self.backfill).observation_settings()
 
     def workload(self, seed: int) -> Any:
         from schedlab.rl.episodes import lublin
@@ -55,7 +59,7 @@ def play_bsld(weights: Sequence[float], setting: Setting, seed: int) -> float:
     """Mean bounded slowdown of one episode (the workload of `seed`) under the linear policy."""
     from schedlab.rl.env import SchedulingEnv
 
-    policy = LinearScoringPolicy(weights, layout=setting.layout(), backfill=setting.backfill)
+    policy = LinearScoringPolicy(weights, settings=setting.settings())
     env = SchedulingEnv(platform=setting.nodes, workloads=setting.workload(seed), max_queue=setting.max_queue,
                         backfill=setting.backfill, invalid_action="raise")
     obs, info = env.reset(seed=0)
@@ -116,4 +120,4 @@ def train(setting: Setting, *, train_seeds: Sequence[int], generations: int = 10
                           "missing_walltime": setting.missing_walltime},
             "fitness": "mean over the training workloads of log(mean bounded slowdown / FCFS's)",
             "best_fitness": history.best_fitness, "mean_fitness": history.mean_fitness}
-    return LinearScoringPolicy(mean, layout=setting.layout(), backfill=setting.backfill, card=card), history
+    return LinearScoringPolicy(mean, settings=setting.settings(), card=card), history

@@ -27,8 +27,9 @@ import numpy as np
 from schedlab.metrics import BSLD_TAU_S, compute_metrics
 from schedlab.model import Platform
 from schedlab.outputs import outcomes
-from schedlab.rl.episodes import episode_source, lublin
+from schedlab.rl.episodes import episode_source, synthetic
 from schedlab.schedulers.agent import AgentScheduler, InvalidAction
+from schedlab.workload import inputs_view
 
 Reward = Literal["bsld", "wait", "utilisation"]
 #: the summary.json metric each reward is, and its sign (a reward is maximised)
@@ -59,7 +60,8 @@ class SchedulingEnv(gymnasium.Env):
         self.platform = _platform(platform)
         if timing == "batsim" and not (self.platform.source and Path(self.platform.source).is_file()):
             raise ValueError("timing='batsim' needs a platform file (a shipped name or an XML path)")
-        self.episodes = episode_source(lublin(nodes=self.platform.nb_resources) if workloads is None else workloads)
+        self.episodes = episode_source(synthetic(nb_resources=self.platform.nb_resources) if workloads is None
+                                       else workloads)
         self.timing, self.reward, self.reward_mode = timing, reward, reward_mode
         self.scheduler_options: dict[str, Any] = {"max_queue": max_queue, "backfill": backfill, "model": model,
                                   "horizons_s": horizons_s, "time_scale_s": time_scale_s, "day_start_s": day_start_s,
@@ -75,6 +77,7 @@ class SchedulingEnv(gymnasium.Env):
         self._now = 0.0
         self._done = True
         self._ended_at_reset = False
+        self._failed: str | None = None
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -87,6 +90,7 @@ class SchedulingEnv(gymnasium.Env):
         self.workload = episode_source(given)(0) if given is not None else self.episodes(
             int(self.np_random.integers(2**31 - 1)))
         self.scheduler = AgentScheduler(**self.scheduler_options)
+        self.scheduler.check_inputs(inputs_view(self.workload))  # e.g. a model trained on this workload's jobs
         self.engine = _engine(self.platform, self.workload, self.scheduler, self.timing, None)
         self._run = self.engine.pausing_run()
         self._first_submit_s = min((job.submit_time_s for job in self.workload.jobs), default=0.0)
@@ -94,12 +98,16 @@ class SchedulingEnv(gymnasium.Env):
         self._sums = [0.0, 0.0, 0.0, 0]  # bsld, wait, area, jobs that ran
         self._last_finish_s = -math.inf
         self._value = 0.0  # the metric so far (signed), of the last step
-        self._done = False
+        self._done, self._failed = False, None
         self._advance()
         self._ended_at_reset = self._done
         return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._failed is not None:
+            raise RuntimeError(f"the episode stopped on an error ({self._failed}): call reset()")
+        if self._run is None and not self._done:
+            raise RuntimeError("the environment is closed: call reset()")
         if self._done:
             if self._ended_at_reset:  # no choice in the whole episode: this step only ends it
                 self._ended_at_reset = False
@@ -136,6 +144,10 @@ class SchedulingEnv(gymnasium.Env):
         except StopIteration:
             self._done = True
             self._run = None
+        except BaseException as exc:  # the engine or the scheduler failed: the episode cannot go on
+            self._failed = f"{type(exc).__name__}: {exc}"
+            self._run = None
+            raise
 
     def _observation(self) -> np.ndarray:
         return self.scheduler.observe(self._now if not self._done else self.engine.now)
@@ -160,8 +172,8 @@ class SchedulingEnv(gymnasium.Env):
 
         info = {"scheduler": "policy", "options": self.scheduler.options(), "workload": self.workload.source,
                 "environment": ENV_NAME}
-        return write_run(self.engine, out_dir, run_info=info, simulation_time_s=0.0,
-                         error=None if self._done else "the episode has not ended")[1]
+        error = self._failed or (None if self._done else "the episode has not ended")
+        return write_run(self.engine, out_dir, run_info=info, simulation_time_s=0.0, error=error)[1]
 
     def metrics(self) -> dict[str, Any]:
         """summary.json's `metrics` of the schedule so far (the whole episode once it has ended)."""

@@ -14,11 +14,20 @@ from schedlab.workload import Workload, load_workload, parse_workload
 EpisodeSource = Callable[[int], Workload]
 
 
-def lublin(*, nodes: int = 256, jobs: int = 1024, mode: str = "typeless",
-           missing_walltime: str = "factor:2") -> EpisodeSource:
+def synthetic(*, nb_resources: int = 256, jobs: int = 1024, load: float = 0.9) -> EpisodeSource:
+    """A synthetic workload per seed (`schedlab workload generate`'s): users, requests that do not
+    tell run times (a share of jobs is killed at its walltime), arrivals at `load`."""
+    from schedlab.workloads.synthetic import generate
+
+    return lambda seed: generate(nb_jobs=jobs, nb_resources=nb_resources, seed=seed, load=load)
+
+
+def lublin(*, nodes: int = 256, jobs: int = 1024, mode: str = "typeless", missing_walltime: str) -> EpisodeSource:
     """A Lublin-Feitelson workload per seed (`schedlab workload lublin`'s, same file for the same
-    seed). The model has no user estimate: `missing_walltime` sets the walltimes (factor:2, the
-    policy studies' clairvoyant-by-a-factor request, by default; see ConversionOptions)."""
+    seed). The model has no user estimate, so `missing_walltime` must say where walltimes come
+    from: `factor:2` (twice the run time: the policy studies' and RLScheduler's clairvoyant setting,
+    where the request tells the run time) or `max:162754` (one walltime for all, the model's
+    longest run: it tells nothing); see ConversionOptions."""
     from schedlab.workloads.convert import ConversionOptions, convert
     from schedlab.workloads.lublin import check_machine, generate, to_trace_jobs
 
