@@ -5,8 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,49 +32,88 @@ class Outcome:
     finish_s: float | None
 
 
-def compute_metrics(outcomes: Sequence[Outcome], nb_resources: int | None,
+class OutcomeColumns:
+    """Rows of jobs.csv added one at a time (in its order), kept as what the metrics need: per job
+    that ran its wait, turnaround, execution and size, in float arrays (32 bytes a job), and
+    running counts. `compute_metrics` and schedule.csv's values are computed from it, so a run
+    whose rows are written as they finish (never all held) gives the same figures to the bit."""
+
+    def __init__(self) -> None:
+        self.states: Counter[str] = Counter()
+        self.nb_rows = 0
+        self.first_submit_s = math.inf
+        self.waits, self.turnarounds, self.executions = array("d"), array("d"), array("d")
+        self.res = array("q")
+        self.max_finish_s = 0.0  # times are >= 0: the latest finish, 0 without a job that ran
+
+    def add(self, submit_s: float, res: int, state: str, start_s: float | None, finish_s: float | None) -> None:
+        self.nb_rows += 1
+        self.states[state] += 1
+        if submit_s < self.first_submit_s:
+            self.first_submit_s = submit_s
+        if start_s is not None and finish_s is not None:
+            self.waits.append(start_s - submit_s)
+            self.turnarounds.append(finish_s - submit_s)
+            self.executions.append(finish_s - start_s)
+            self.res.append(res)
+            if finish_s > self.max_finish_s:
+                self.max_finish_s = finish_s
+
+    @classmethod
+    def of(cls, outcomes: Iterable[Outcome]) -> OutcomeColumns:
+        columns = cls()
+        for o in outcomes:
+            columns.add(o.submit_s, o.res, o.state, o.start_s, o.finish_s)
+        return columns
+
+
+
+def compute_metrics(outcomes: Sequence[Outcome] | OutcomeColumns, nb_resources: int | None,
                     scheduling_time_s: float | None = None) -> dict[str, Any]:
     """Makespan, waiting/turnaround/slowdown (mean, max), bounded slowdown, utilisation, states.
 
     Means are over the jobs that ran (rejected jobs excluded; Batsim's schedule.csv divides by all
-    jobs instead). Slowdown is Batsim's unbounded turnaround / execution time.
+    jobs instead). Slowdown is Batsim's unbounded turnaround / execution time. `outcomes`: the rows,
+    or their OutcomeColumns.
     """
-    states = Counter(o.state for o in outcomes)
-    spans = [(o, o.start_s, o.finish_s) for o in outcomes if o.start_s is not None and o.finish_s is not None]
-    ran = [o for o, _, _ in spans]
-    waits = [start - o.submit_s for o, start, _ in spans]
-    turnarounds = [finish - o.submit_s for o, _, finish in spans]
-    executions = [finish - start for _, start, finish in spans]
-    slowdowns = [t / e for t, e in zip(turnarounds, executions, strict=True) if e > 0]
-    bounded = [max(t / max(e, BSLD_TAU_S), 1.0) for t, e in zip(turnarounds, executions, strict=True)]
-    makespan = max((finish for _, _, finish in spans), default=0.0)
-    first_submit = min((o.submit_s for o in outcomes), default=0.0)
-    area = sum(e * o.res for e, o in zip(executions, ran, strict=True))
+    columns = outcomes if isinstance(outcomes, OutcomeColumns) else OutcomeColumns.of(outcomes)
+    waits, turnarounds, executions = columns.waits, columns.turnarounds, columns.executions
+    nb_ran = len(waits)
+
+    def mean(values: Iterable[float], count: int) -> float | None:
+        return math.fsum(values) / count if count else None
+
+    def slowdowns() -> Iterator[float]:
+        return (t / e for t, e in zip(turnarounds, executions, strict=True) if e > 0)
+
+    def bounded() -> Iterator[float]:
+        return (max(t / max(e, BSLD_TAU_S), 1.0) for t, e in zip(turnarounds, executions, strict=True))
+
+    nb_slowdowns = sum(1 for e in executions if e > 0)
+    makespan = columns.max_finish_s
+    first_submit = columns.first_submit_s if columns.nb_rows else 0.0
+    area = sum(e * r for e, r in zip(executions, columns.res, strict=True))
     span = makespan - first_submit
     utilisation = area / (nb_resources * span) if nb_resources and span > 0 else None
-
-    def mean(values: list[float]) -> float | None:
-        return math.fsum(values) / len(values) if values else None
-
     metrics: dict[str, Any] = {
-        "nb_jobs": len(outcomes),
-        "nb_jobs_ran": len(ran),
-        "jobs_per_state": dict(sorted(states.items())),
+        "nb_jobs": columns.nb_rows,
+        "nb_jobs_ran": nb_ran,
+        "jobs_per_state": dict(sorted(columns.states.items())),
         "makespan_s": makespan,
-        "mean_waiting_time_s": mean(waits),
+        "mean_waiting_time_s": mean(waits, nb_ran),
         "max_waiting_time_s": max(waits, default=None),
-        "mean_turnaround_time_s": mean(turnarounds),
+        "mean_turnaround_time_s": mean(turnarounds, nb_ran),
         "max_turnaround_time_s": max(turnarounds, default=None),
-        "mean_slowdown": mean(slowdowns),
-        "max_slowdown": max(slowdowns, default=None),
-        "mean_bounded_slowdown": mean(bounded),
-        "max_bounded_slowdown": max(bounded, default=None),
+        "mean_slowdown": mean(slowdowns(), nb_slowdowns),
+        "max_slowdown": max(slowdowns(), default=None),
+        "mean_bounded_slowdown": mean(bounded(), nb_ran),
+        "max_bounded_slowdown": max(bounded(), default=None),
         "bounded_slowdown_tau_s": BSLD_TAU_S,
         "utilisation": utilisation,
         "nb_resources": nb_resources,
     }
     for name, limit in WAIT_SHARES_S.items():
-        metrics[f"share_wait_lt_{name}"] = sum(w < limit for w in waits) / len(waits) if waits else None
+        metrics[f"share_wait_lt_{name}"] = sum(w < limit for w in waits) / nb_ran if nb_ran else None
     metrics["nb_wait_gt_1day"] = sum(w > 86400.0 for w in waits)
     if scheduling_time_s is not None:
         metrics["scheduling_time_s"] = scheduling_time_s

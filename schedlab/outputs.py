@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from procset import ProcSet
 
 from schedlab.engine import JobRecord
 from schedlab.host import EngineSurface
-from schedlab.metrics import Outcome, compute_metrics
+from schedlab.metrics import Outcome, OutcomeColumns, compute_metrics
 from schedlab.model import JobState
 
 JOBS_COLUMNS = (
@@ -71,31 +71,33 @@ def outcomes(records: Iterable[JobRecord]) -> list[Outcome]:
             for r in records]
 
 
-def schedule_row(records: list[JobRecord], nb_resources: int, scheduling_time_s: float,
+def schedule_row(records: list[JobRecord] | OutcomeColumns, nb_resources: int, scheduling_time_s: float,
                  simulation_time_s: float, version: str) -> dict[str, str]:
-    """Batsim's schedule.csv values (its means divide by all jobs, rejected ones included)."""
-    ran = [r for r in records if r.state is not JobState.REJECTED]
-    spans = [r.span_s() for r in ran]
-    waits = [start - r.job.submit_time_s for r, (start, _) in zip(ran, spans, strict=True)]
-    turnarounds = [finish - r.job.submit_time_s for r, (_, finish) in zip(ran, spans, strict=True)]
-    slowdowns = [t / (finish - start) if finish > start else math.inf
-                 for t, (start, finish) in zip(turnarounds, spans, strict=True)]
-    computing = math.fsum((finish - start) * r.job.res for r, (start, finish) in zip(ran, spans, strict=True))
-    makespan = max((finish for _, finish in spans), default=0.0)
-    nb_jobs = len(records)
-    success = sum(r.state is JobState.COMPLETED_SUCCESSFULLY for r in ran)
+    """Batsim's schedule.csv values (its means divide by all jobs, rejected ones included), from the
+    rows' records or their OutcomeColumns."""
+    columns = records if isinstance(records, OutcomeColumns) else OutcomeColumns.of(outcomes(records))
+    waits, turnarounds, executions = columns.waits, columns.turnarounds, columns.executions
+    nb_ran = len(waits)
 
-    def mean(values: list[float]) -> float:
+    def slowdowns() -> Iterator[float]:
+        return (t / e if e > 0 else math.inf for t, e in zip(turnarounds, executions, strict=True))
+
+    computing = math.fsum(e * r for e, r in zip(executions, columns.res, strict=True))
+    makespan = columns.max_finish_s
+    nb_jobs = columns.nb_rows
+    success = columns.states[JobState.COMPLETED_SUCCESSFULLY.value]
+
+    def mean(values: Iterable[float]) -> float:
         return math.fsum(values) / nb_jobs if nb_jobs else math.nan
 
     row = {
         "batsim_version": version, "consumed_joules": _f(0.0), "makespan": _f(makespan),
-        "max_slowdown": _f(max(slowdowns, default=0.0)), "max_turnaround_time": _f(max(turnarounds, default=0.0)),
-        "max_waiting_time": _f(max(waits, default=0.0)), "mean_slowdown": _f(mean(slowdowns)),
+        "max_slowdown": _f(max(slowdowns(), default=0.0)), "max_turnaround_time": _f(max(turnarounds, default=0.0)),
+        "max_waiting_time": _f(max(waits, default=0.0)), "mean_slowdown": _f(mean(slowdowns())),
         "mean_turnaround_time": _f(mean(turnarounds)), "mean_waiting_time": _f(mean(waits)),
         "nb_computing_machines": str(nb_resources), "nb_grouped_switches": "0", "nb_jobs": str(nb_jobs),
-        "nb_jobs_finished": str(len(ran)), "nb_jobs_killed": str(len(ran) - success),
-        "nb_jobs_rejected": str(nb_jobs - len(ran)), "nb_jobs_success": str(success),
+        "nb_jobs_finished": str(nb_ran), "nb_jobs_killed": str(nb_ran - success),
+        "nb_jobs_rejected": str(nb_jobs - nb_ran), "nb_jobs_success": str(success),
         "nb_machine_switches": "0", "scheduling_time": _f(scheduling_time_s),
         "simulation_time": _f(simulation_time_s),
         "success_rate": _f(success / nb_jobs if nb_jobs else math.nan), "time_computing": _f(computing),
@@ -121,7 +123,12 @@ def build_summary(engine: EngineSurface, *, run_info: Mapping[str, Any], simulat
     """summary.json's content: run description, metrics (deterministic), timing (wall clock)."""
     from schedlab import __version__
 
-    finished = [engine.records[job_id] for job_id in engine.finished]
+    columns = getattr(engine, "columns", None)  # a streamed run's rows were written and forgotten
+    if columns is None:
+        columns = OutcomeColumns.of(outcomes(engine.records[job_id] for job_id in engine.finished))
+        nb_jobs = len(engine.records)
+    else:
+        nb_jobs = max(engine.workload.nb_jobs, engine.nb_jobs_read)  # type: ignore[attr-defined]
     return _finite({
         "schedlab_version": __version__,
         "engine": "embedded",
@@ -129,10 +136,10 @@ def build_summary(engine: EngineSurface, *, run_info: Mapping[str, Any], simulat
         "complete": error is None and engine.complete,
         "error": error,
         **run_info,
-        "nb_jobs_in_workload": len(engine.records),
-        "nb_jobs_unfinished": len(engine.records) - len(finished),
+        "nb_jobs_in_workload": nb_jobs,
+        "nb_jobs_unfinished": nb_jobs - columns.nb_rows,
         "simulated_time_s": engine.now,
-        "metrics": compute_metrics(outcomes(finished), engine.platform.nb_resources),
+        "metrics": compute_metrics(columns, engine.platform.nb_resources),
         "timing": {"scheduling_time_s": engine.scheduling_time_s, "simulation_time_s": simulation_time_s,
                    "training_time_s": getattr(engine.scheduler, "training_time_s", 0.0),  # within scheduling
                    "nb_steps": engine.nb_steps, "nb_decisions": engine.nb_decisions},
@@ -148,12 +155,16 @@ def write_outputs(engine: EngineSurface, out_dir: str | Path, *, run_info: Mappi
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    finished = [engine.records[job_id] for job_id in engine.finished]
-    with (out / "jobs.csv").open("w", encoding="utf-8", newline="") as handle:
-        handle.write(",".join(JOBS_COLUMNS) + "\n")
-        for record in finished:
-            handle.write(job_row(record) + "\n")
-    schedule = schedule_row(finished, engine.platform.nb_resources, engine.scheduling_time_s,
+    columns = getattr(engine, "columns", None)
+    if columns is None:
+        finished = [engine.records[job_id] for job_id in engine.finished]
+        with (out / "jobs.csv").open("w", encoding="utf-8", newline="") as handle:
+            handle.write(",".join(JOBS_COLUMNS) + "\n")
+            for record in finished:
+                handle.write(job_row(record) + "\n")
+        columns = OutcomeColumns.of(outcomes(finished))
+    # else: a streamed run wrote its rows there as its jobs ended (engine/stream.py)
+    schedule = schedule_row(columns, engine.platform.nb_resources, engine.scheduling_time_s,
                             simulation_time_s, f"schedlab-{__version__}")
     with (out / "schedule.csv").open("w", encoding="utf-8", newline="") as handle:
         handle.write(",".join(SCHEDULE_COLUMNS) + "\n")

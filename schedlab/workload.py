@@ -43,6 +43,18 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class StreamedWorkload(Workload):
+    """A workload read as a stream (`stream()`: (Job, Profile) pairs in Batsim's submission order,
+    each job with a profile of its own), never held whole: `jobs` is empty, `head` its first jobs
+    (what `Scheduler.check_inputs` is shown), `nb_jobs` how many it has. Only the embedded engine
+    with ideal timing runs it (engine/stream.py); the rest refuses it."""
+
+    stream: Any = None  # () -> Iterator[tuple[Job, Profile]]
+    nb_jobs: int = 0
+    head: tuple[Job, ...] = ()
+
+
+@dataclass(frozen=True)
 class InputsView(Workload):
     """What `Scheduler.check_inputs` is given to check its files against (`inputs_view`): the jobs
     (copies: ids, sizes, submit times, walltimes, extra fields), the workload's own fields, the
@@ -63,7 +75,8 @@ def inputs_view(workload: Workload) -> InputsView:
     digest = sha256_file(workload.source) if workload.source and Path(workload.source).is_file() else None
     profiles = {name: Profile(name, profile.type, None, MappingProxyType({"type": profile.type}))
                 for name, profile in workload.profiles.items()}
-    return InputsView(name=workload.name, jobs=tuple(job.view() for job in workload.jobs), profiles=profiles,
+    jobs = workload.head if isinstance(workload, StreamedWorkload) else workload.jobs
+    return InputsView(name=workload.name, jobs=tuple(job.view() for job in jobs), profiles=profiles,
                       nb_res=workload.nb_res, source="", extra=workload.extra, source_sha256=digest)
 
 

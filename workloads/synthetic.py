@@ -9,6 +9,7 @@ its file in bounded memory and the same seed gives the same jobs whether they ar
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ import numpy as np
 
 from schedlab.errors import InputError
 from schedlab.model import Job, Profile
-from schedlab.workload import Workload
+from schedlab.workload import StreamedWorkload, Workload
 
 CHUNK_JOBS = 65_536
 _OVER_FACTORS = (1.0, 1.5, 2.0, 4.0, 10.0)
@@ -142,6 +143,29 @@ def generate(*, nb_jobs: int, nb_resources: int, seed: int, load: float = 0.9,
     return Workload(name=name, jobs=tuple(jobs), profiles=profiles, nb_res=nb_resources,
                     source=f"<synthetic seed={seed} jobs={nb_jobs} load={load}>",
                     extra={"generator": spec.generator_info()})
+
+
+def stream(spec: SyntheticSpec) -> StreamedWorkload:
+    """The workload of `spec` as a stream (the same jobs as `generate`, in the same order), drawn
+    chunk by chunk when a run reads it: any size in bounded memory."""
+    from schedlab.workload_columns import HEAD_JOBS, batsim_order
+
+    spec.validate()
+    name = spec.name
+
+    def items() -> Iterator[tuple[Job, Profile]]:
+        def drawn() -> Iterator[tuple[Job, Profile]]:
+            for chunk in rows(spec):
+                for index, submit, res, walltime, runtime, features in chunk:
+                    job_name = str(index)
+                    yield (Job(f"{name}!{job_name}", submit, res, walltime, job_name, MappingProxyType(features)),
+                           Profile(job_name, "delay", runtime, MappingProxyType({"type": "delay",
+                                                                                 "delay": int(runtime)})))
+        return batsim_order(drawn())
+
+    head = tuple(job for job, _ in itertools.islice(items(), HEAD_JOBS))
+    return StreamedWorkload(name, (), {}, spec.nb_resources, f"<synthetic seed={spec.seed} jobs={spec.nb_jobs} "
+                            f"load={spec.load}>", {"generator": spec.generator_info()}, items, spec.nb_jobs, head)
 
 
 def write_generated(path: str | Path, spec: SyntheticSpec,

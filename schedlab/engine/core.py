@@ -29,7 +29,7 @@ from schedlab.model import (
     Reject,
     SetMetadata,
 )
-from schedlab.workload import Workload
+from schedlab.workload import StreamedWorkload, Workload
 
 #: the events of the heap: host.Event, whose values order one instant (kept under its former name)
 EventKind = Event
@@ -61,6 +61,7 @@ class Engine:
         self._progress = progress
         self._started = False
         self._ended = False
+        self._streamed = isinstance(workload, StreamedWorkload)  # engine/stream.py reads as it goes
         for job in workload.jobs:
             self._push(job.submit_time_s, Event.JOB_SUBMITTED, job)
         if workload.jobs:
@@ -155,6 +156,8 @@ class Engine:
             elif kind is Event.JOB_SUBMITTED:
                 self.records[payload.id].state = JobState.SUBMITTED
                 payload = payload.view()  # the scheduler's copy: the engine's own stays as it is
+                if self._streamed:
+                    self._submission_read()
             elif kind is Event.JOBS_KILLED:  # each killed job's completion is told first
                 notices.extend((Event.JOB_COMPLETED, (job_id, JobState.COMPLETED_KILLED)) for job_id in payload)
             elif kind is Event.DEFERRED_DECISIONS:
@@ -167,6 +170,9 @@ class Engine:
         while self.step():
             pass
         self.end()
+
+    def _submission_read(self) -> None:
+        """A submission left the heap (a streaming engine reads the next job then)."""
 
     def end(self) -> None:
         if self._ended:

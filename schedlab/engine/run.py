@@ -26,7 +26,7 @@ from schedlab.errors import InputError, SchedlabError
 from schedlab.host import Closable, EngineSurface
 from schedlab.model import Platform
 from schedlab.outputs import build_summary, write_outputs
-from schedlab.workload import Workload, inputs_view
+from schedlab.workload import StreamedWorkload, Workload, inputs_view
 
 #: where an incomplete run goes when its results directory holds an earlier complete run
 INCOMPLETE_DIR = "incomplete"
@@ -164,9 +164,10 @@ class RunSpec:
     def describe(self, scheduler: Any, **more: Any) -> dict[str, Any]:
         """The run's description: scheduler, its options, platform and workload."""
         generator = self.workload.extra.get("generator")
+        nb_jobs = self.workload.nb_jobs if isinstance(self.workload, StreamedWorkload) else len(self.workload.jobs)
         return {"scheduler": self.name, "options": scheduler.options(),
                 "platform": {"path": self.platform.source, "nb_resources": self.platform.nb_resources},
-                "workload": {"path": self.workload.source, "nb_jobs": len(self.workload.jobs),
+                "workload": {"path": self.workload.source, "nb_jobs": nb_jobs,
                              **({"generator": generator} if generator is not None else {})}, **more}
 
     def check(self) -> None:
@@ -245,9 +246,26 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
     replaces an earlier complete run in `out_dir` (RunDirectory). `timing`: "ideal" (zero latency)
     or "batsim" (Batsim 4.2.1's message timing on the platform file `platform.source`; see
     batsim_timed.py)."""
+    rows = None
     try:
-        engine = _engine(platform, workload, scheduler, timing, progress)
+        if isinstance(workload, StreamedWorkload):  # its rows are written as its jobs end
+            if timing != "ideal":
+                raise InputError(f"a streamed workload runs with --timing ideal, not {timing!r} (give a Batsim "
+                                 "JSON workload for Batsim's timing)", path=workload.source or None)
+            from schedlab.engine.stream import StreamEngine
+            from schedlab.outputs import JOBS_COLUMNS
+
+            if out_dir is not None and not isinstance(out_dir, RunDirectory):
+                out_dir = RunDirectory(out_dir)
+            rows = open(os.devnull if out_dir is None else out_dir.staging / "jobs.csv", "w",  # noqa: SIM115
+                        encoding="utf-8", newline="")
+            rows.write(",".join(JOBS_COLUMNS) + "\n")
+            engine: Any = StreamEngine(platform, workload, scheduler, rows=rows, progress=progress)
+        else:
+            engine = _engine(platform, workload, scheduler, timing, progress)
     except BaseException:
+        if rows is not None:
+            rows.close()
         if isinstance(out_dir, RunDirectory):
             out_dir.discard()
         raise
@@ -257,6 +275,9 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
         engine.run()
     except (Exception, KeyboardInterrupt) as exc:
         exception = exc
+    finally:
+        if rows is not None:
+            rows.close()
     elapsed = time.perf_counter() - t0
     error = None
     if isinstance(exception, KeyboardInterrupt):
