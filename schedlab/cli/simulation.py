@@ -89,8 +89,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         assert platform_path is not None  # a number of resources was refused with --timing batsim
         message_routes(platform_path)  # refuses what it does not model, before any work
-    workload = load_workload(args.workload)
-    require_batsim_fields(workload)
+    if str(args.workload).endswith(".parquet"):  # a columnar workload: read as the run goes
+        from schedlab.workload_columns import read_columns
+
+        if args.external or args.timing != "ideal":
+            raise InputError(f"{args.workload}: a columnar workload runs our schedulers on the embedded engine with "
+                             "--timing ideal; give a Batsim JSON workload for --external or --timing batsim")
+        workload: Any = read_columns(args.workload)
+    else:
+        workload = load_workload(args.workload)
+        require_batsim_fields(workload)
+    nb_jobs = getattr(workload, "nb_jobs", None) or len(workload.jobs)
     name = f"external: {args.external}" if args.external else args.scheduler
     spec = RunSpec(platform=platform, workload=workload, name=name, options=options, timing=args.timing,
                    out=args.out)
@@ -125,10 +134,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise
     assert prepared.directory is not None  # -o is required
     scheduler, out = prepared.scheduler, prepared.directory.out
-    bar, update = progress_bar(len(workload.jobs), not args.quiet, name)
+    bar, update = progress_bar(nb_jobs, not args.quiet, name)
     spec.run_info = spec.describe(scheduler, cli_options=options) | {
         "platform": {"path": str(platform_path or args.platform), "nb_resources": platform.nb_resources},
-        "workload": {"path": str(args.workload), "nb_jobs": len(workload.jobs),
+        "workload": {"path": str(args.workload), "nb_jobs": nb_jobs,
                      **({"generator": workload.extra["generator"]} if "generator" in workload.extra else {})}}
     try:
         result = prepared.execute(progress=update)
@@ -138,7 +147,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if result.replaced and not args.quiet:
         print(f"{out}: replaced {', '.join(result.replaced)} of an earlier run", file=sys.stderr)
     if not args.quiet:
-        print(f"{name} on {platform.nb_resources} resources, {len(workload.jobs)} jobs -> {result.written_to}")
+        print(f"{name} on {platform.nb_resources} resources, {nb_jobs} jobs -> {result.written_to}")
         metrics = dict(result.summary["metrics"], scheduling_time_s=result.summary["timing"]["scheduling_time_s"])
         print(format_table(metrics))
     for line in _run_notes(result):

@@ -15,14 +15,21 @@ from schedlab.paths import FileUse, atomic_write, check_output_file
 
 
 def cmd_workload_generate(args: argparse.Namespace) -> int:
-    from schedlab.workloads.synthetic import SyntheticSpec, write_generated
+    from schedlab.workloads.synthetic import SyntheticSpec, stream, write_generated
 
     spec = SyntheticSpec(nb_jobs=args.jobs, nb_resources=args.resources, seed=args.seed, load=args.load)
     spec.validate()
     check_output_file(args.output)
     bar, update = progress_bar(args.jobs, True, "generate")
     try:
-        write_generated(args.output, spec, progress=update)
+        if str(args.output).endswith(".parquet"):  # columnar: the same jobs, read back as a stream
+            from schedlab.workload_columns import write_columns
+
+            streamed = stream(spec)
+            write_columns(args.output, streamed.stream(), name=streamed.name, nb_res=spec.nb_resources,
+                          nb_jobs=spec.nb_jobs, extra=dict(streamed.extra), progress=update)
+        else:
+            write_generated(args.output, spec, progress=update)
     finally:
         if bar is not None:
             bar.close()
@@ -102,6 +109,22 @@ def cmd_workload_lublin(args: argparse.Namespace) -> int:
                  "mode": args.mode, "start_hour": args.start_hour, "exact_clock": args.exact_clock}
     return _write_conversion(trace, args, options, description=jobs.header["Note"], generator=generator,
                              note=f"; the model has no user estimate: walltime policy '{args.missing_walltime}'")
+
+
+def cmd_workload_columns(args: argparse.Namespace) -> int:
+    from schedlab.workload import load_workload, require_batsim_fields
+    from schedlab.workload_columns import stream_of, write_columns
+
+    if not str(args.output).endswith(".parquet"):
+        raise InputError(f"--output {args.output}: a columnar workload is written as .parquet")
+    workload = load_workload(args.workload)
+    require_batsim_fields(workload)
+    check_output_file(args.output)
+    written = write_columns(args.output, stream_of(workload).stream(), name=workload.name, nb_res=workload.nb_res,
+                            nb_jobs=len(workload.jobs), extra={k: v for k, v in workload.extra.items()
+                                                               if k not in ("jobs", "profiles", "nb_res")})
+    print(f"{written} jobs -> {args.output}")
+    return 0
 
 
 def cmd_workload_check(args: argparse.Namespace) -> int:
@@ -201,8 +224,14 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--resources", type=int, required=True, help="resources of the target platform (nb_res)")
     g.add_argument("--seed", type=int, required=True, help="random seed: the same seed gives the same bytes")
     g.add_argument("--load", type=float, default=0.9, help="offered load, > 0 (default 0.9)")
-    g.add_argument("--output", "-o", required=True, help="Batsim JSON workload to write")
+    g.add_argument("--output", "-o", required=True,
+                   help="Batsim JSON workload to write, or W.parquet: columns read as a stream by `simulate`")
     g.set_defaults(func=cmd_workload_generate, files=lambda args: FileUse().write("--output", args.output))
+    g = wsub.add_parser("columns", help="Batsim JSON workload -> W.parquet (columns `simulate` reads as a stream)")
+    g.add_argument("workload", help="a Batsim JSON workload (delay profiles)")
+    g.add_argument("--output", "-o", required=True, help="the columnar workload to write (.parquet)")
+    g.set_defaults(func=cmd_workload_columns,
+                   files=lambda args: FileUse().read("the workload", args.workload).write("--output", args.output))
 
     g = wsub.add_parser("from-swf", help="SWF trace (gzip ok) -> Batsim JSON")
     g.add_argument("trace", help="an SWF trace (.swf or .swf.gz)")

@@ -173,6 +173,9 @@ class RunSpec:
     def check(self) -> None:
         """The inputs checked before any output: the files the scheduler's options name against the
         workload (`Scheduler.check_inputs`), and the workload against what the engine accepts."""
+        if isinstance(self.workload, StreamedWorkload) and self.timing != "ideal":
+            raise InputError(f"a streamed workload runs with --timing ideal, not {self.timing!r}",
+                             path=self.workload.source or None)
         if self.scheduler is not None and self.check_scheduler_inputs:
             with self._said_by_scheduler("check_inputs"):
                 self.scheduler.check_inputs(inputs_view(self.workload))  # never the run times
