@@ -40,6 +40,7 @@ class EasyBackfilling(QueueScheduler):
     #: CALL_ME_LATER only for planned ends that can change a decision (see `call_wanted`); False:
     #: for every end before the kill time (the same schedule, more wake-ups; tests compare the two)
     calls_for_plan_only = True
+    per_job_records: ClassVar[tuple[str, ...]] = ("head_reservations_s",)
     _WITH_MACHINES: ClassVar[dict[type, type]] = {}
     _queue: Any  # the waiting entries, sorted: a list, or a SortedList when the candidate index serves
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -63,6 +63,8 @@ ALPHA_MIN, ALPHA_MAX = 0.1, 0.9
 @register("hybrid")
 class Hybrid(PlanBased):
     """Predictable jobs planned (online-SVF on an alpha share), the others EASY-backfilled."""
+
+    per_job_records: ClassVar[tuple[str, ...]] = ("estimated_accuracy", "predictable")
 
     option_choices = {"retrain": "SECONDS > 0", "alpha0": "0.1 .. 0.9", "threshold": "0 .. 1",
                       "train_last": "0 | JOBS >= 5"}
@@ -121,6 +123,7 @@ class Hybrid(PlanBased):
         #: estimated accuracy of each job (NaN before the first model) and its class, at submission
         self.estimated_accuracy: dict[str, float] = {}
         self.predictable: dict[str, bool] = {}
+        self.nb_classified = self.nb_classified_predictable = 0  # what the report says: counted, not kept
         self._planned: set[str] = set()  # running jobs started by step 1 (they count in the share)
         self.nb_started_by_plan = 0  # jobs started by step 1, as predictable (summary.json says it)
         self.nb_lent = 0  # predictable jobs started on lent idle cores (share_mode=soft)
@@ -133,17 +136,16 @@ class Hybrid(PlanBased):
 
     def run_report(self) -> dict[str, Any]:
         """What summary.json keeps of the run: how many jobs were planned as predictable (step 1)."""
-        return {"nb_jobs_classified_predictable": sum(self.predictable.values()),
-                "nb_jobs_planned_as_predictable": self.nb_started_by_plan, "nb_jobs_classified": len(self.predictable),
+        return {"nb_jobs_classified_predictable": self.nb_classified_predictable,
+                "nb_jobs_planned_as_predictable": self.nb_started_by_plan, "nb_jobs_classified": self.nb_classified,
                 "nb_retrains_with_a_model": sum(rows > 0 for rows in self.training_rows),
                 **({"nb_jobs_started_on_lent_cores": self.nb_lent} if self.share_mode == "soft" else {})}
 
     def run_notes(self) -> list[str]:
         """A line when no job was planned as predictable: the schedule is then EASY's, and why."""
-        if self.nb_started_by_plan or not self.predictable:
+        if self.nb_started_by_plan or not self.nb_classified:
             return []
-        unknown = sum(not math.isfinite(v) for v in self.requested_of_s.values())
-        if unknown == len(self.requested_of_s):
+        if self.nb_requests_unknown == self.nb_requests:
             why = "no job has a requested time (walltime -1, no requested_time_s): predictions and the plan need one"
         elif not any(self.training_rows):
             why = (f"the reliability model never trained (it needs {self.MIN_TRAINING_ROWS} completed jobs before a "
@@ -235,7 +237,9 @@ class Hybrid(PlanBased):
         estimated = [math.nan] * len(rows) if self._model is None else self._model.predict_rows(rows)
         for entry, value in zip(entries, estimated, strict=True):
             self.estimated_accuracy[entry.job.id] = value
-            self.predictable[entry.job.id] = value >= self.threshold  # NaN (no model): False
+            predictable = self.predictable[entry.job.id] = value >= self.threshold  # NaN (no model): False
+            self.nb_classified += 1
+            self.nb_classified_predictable += predictable
 
     def decide(self, now: float) -> list[Decision]:
         while now >= self._next_boundary_s:

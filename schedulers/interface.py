@@ -28,6 +28,12 @@ class Scheduler:
     #: options, "when it acts")}. Given while the test fails, the option would be silently ignored,
     #: so `create_scheduler` refuses it.
     option_acts_only: ClassVar[dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], bool], str]]] = {}
+    #: dict attributes keyed by job id that only reports read after the run (reservations,
+    #: predictions), merged along the bases. A streamed run (engine/stream.py) sets `keeps_records`
+    #: False: each job's entries are then forgotten once it ended (`forget_job`), so a scheduler
+    #: holds its live jobs and its own window, not the trace.
+    per_job_records: ClassVar[tuple[str, ...]] = ()
+    keeps_records = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Scheduler:
         """Every option with a `Literal[...]` annotation is checked here, once for all classes, against
@@ -97,6 +103,11 @@ class Scheduler:
         values = {key: getattr(self, key) for key in keyword_options(type(self)) if hasattr(self, key)}
         inert = inert_options_of(type(self), values)
         return {key: value for key, value in values.items() if key not in inert}
+
+    def forget_job(self, job_id: str) -> None:
+        """A job's entries in the `per_job_records` dicts, dropped (a streamed run, once it ended)."""
+        for name in {name for klass in type(self).__mro__ for name in vars(klass).get("per_job_records", ())}:
+            getattr(self, name).pop(job_id, None)
 
     def run_report(self) -> dict[str, Any]:
         """Extension point: figures of the run worth keeping (summary.json's `scheduler_report`),

@@ -13,7 +13,7 @@ smallest volume. All four plan with `runtime=predicted|exact|perturbed:A|request
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from schedlab.model import Decision
 from schedlab.schedulers.base import register
@@ -25,6 +25,8 @@ from schedlab.schedulers.runtimes import RuntimeEstimates, RuntimeOptions, with_
 
 class PlanBased(RuntimeEstimates, QueueScheduler):
     """Re-plans the queue (in `queue_order`) on an availability profile at every event."""
+
+    per_job_records: ClassVar[tuple[str, ...]] = ("planned_start_s",)
 
     @with_runtime_options
     def __init__(self, *, queue_order: str = "saf", **runtime: Any) -> None:

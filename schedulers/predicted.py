@@ -22,7 +22,7 @@ study) share.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -42,6 +42,7 @@ class PredictedEasy(EasyBackfilling):
     #: levels whose quantiles a distribution predictor's jobs get recorded at submission
     #: (`recorded_quantiles_s`), for reports of calibration (a campaign sets them); empty: none
     recorded_levels: tuple[float, ...] = ()
+    per_job_records: ClassVar[tuple[str, ...]] = ("_predicted_s", "recorded_quantiles_s")
 
     def __init__(self, *, queue_order: Any = "fcfs", backfill_order: BackfillOrder = "queue", margin_min: float = 0.0,
                  correction: str = "none", quantile: float = 0.5) -> None:

@@ -247,6 +247,8 @@ class QueueScheduler(Scheduler):
         self._released = True
         self._completed = True
         self.job_finished(running, state, now)
+        if not self.keeps_records:
+            self.forget_job(job_id)
 
     def on_requested_call(self, now: float) -> None:
         # every call due by now (Batsim may deliver one a little late): none is asked twice or kept.

@@ -134,6 +134,8 @@ def with_runtime_options(init: Callable[..., None]) -> Callable[..., None]:
 class RuntimeEstimates:
     """Mixin for QueueScheduler subclasses: `estimate_s(job)` from the `runtime` option."""
 
+    per_job_records: ClassVar[tuple[str, ...]] = ("predicted_s", "requested_of_s", "_estimates", "_submitted_s")
+
     option_choices: ClassVar[dict[str, str]] = {
         "runtime": RUNTIME_CHOICES, "oracle": "WORKLOAD.json | @workload (campaigns)",
         "predictor": "online-nag | user-last | user-last2 | model:PATH"}
@@ -180,6 +182,7 @@ class RuntimeEstimates:
         self._submitted_s: dict[str, float] = {}  # each accepted job's plan estimate at its submission, kept
         #: each accepted job's requested time (`requested_s`), read once at its submission
         self.requested_of_s: dict[str, float] = {}
+        self.nb_requests = self.nb_requests_unknown = 0  # accepted jobs, and those without a requested time
         self._user_running: dict[str, dict[str, float]] = {}  # user -> {job id: start}
         self._predictor_rows: dict[str, list[float]] = {}  # Tab. 1 row of each waiting or running job
         self._history_rows: dict[str, tuple[list[float], float]] = {}  # (history row, requested time), the same
@@ -275,7 +278,9 @@ class RuntimeEstimates:
 
     def on_job_submitted(self, job: Job, now: float) -> None:
         if job.res <= self.nb_resources:  # type: ignore[attr-defined]
-            self.requested_of_s[job.id] = self.requested_s(job)
+            requested = self.requested_of_s[job.id] = self.requested_s(job)
+            self.nb_requests += 1
+            self.nb_requests_unknown += not math.isfinite(requested)
             if self.predicts_online:
                 self.predicted_s[job.id] = self._predict_online(job, now)
             self._estimates[job.id] = self._submitted_s[job.id] = self.runtime_estimate_s(job, now)

@@ -25,17 +25,18 @@ from tests.helpers.invariants import scenarios
 CLOCKS = ("scheduling_time", "simulation_time")
 
 
-def files(directory: Path) -> tuple[str, dict[str, str], dict]:
-    """jobs.csv, schedule.csv without its clocks, summary.json's metrics."""
+def files(directory: Path) -> tuple[str, dict[str, str], dict, dict | None]:
+    """jobs.csv, schedule.csv without its clocks, summary.json's metrics and scheduler report."""
     header, values = (directory / "schedule.csv").read_text().splitlines()
     schedule = {k: v for k, v in zip(header.split(","), values.split(","), strict=True) if k not in CLOCKS}
     summary = json.loads((directory / "summary.json").read_text())
-    return (directory / "jobs.csv").read_text(), schedule, summary["metrics"]
+    return (directory / "jobs.csv").read_text(), schedule, summary["metrics"], summary.get("scheduler_report")
 
 
 @pytest.mark.parametrize(("name", "options"), [("easy", {}), ("fcfs", {}), ("easy-sjbf", {"queue_order": "spt"}),
                                                ("easy-pp", {"predictor": "user-last2", "correction": "tsafrir"}),
-                                               ("fcfs-bf2", {})])
+                                               ("fcfs-bf2", {}), ("hybrid", {}),
+                                               ("diws", {"learner": "user-last2"})])
 def test_a_streamed_generator_gives_the_whole_workloads_files(name, options, tmp_path):
     spec = SyntheticSpec(nb_jobs=3000, nb_resources=64, seed=8)
     schedlab.simulate(64, generate(nb_jobs=3000, nb_resources=64, seed=8), name, options=dict(options),

@@ -61,6 +61,8 @@ class StreamEngine(Engine):
                  progress: Callable[[int], None] | None = None) -> None:
         live = StreamedWorkload(workload.name, (), {}, workload.nb_res, workload.source, workload.extra,
                                 workload.stream, workload.nb_jobs, workload.head)
+        if hasattr(scheduler, "keeps_records"):
+            scheduler.keeps_records = False  # a job's report-only entries go once it ended
         super().__init__(platform, live, scheduler, progress=progress)
         self._profiles: dict[str, Profile] = live.profiles  # type: ignore[assignment]
         self._uses: Counter[str] = Counter()
