@@ -34,6 +34,8 @@ class Scheduler:
     #: holds its live jobs and its own window, not the trace.
     per_job_records: ClassVar[tuple[str, ...]] = ()
     keeps_records = True
+    #: time per job relative to EASY's (a campaign dispatches the runs expected longest first)
+    relative_cost: ClassVar[float] = 1.0
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Scheduler:
         """Every option with a `Literal[...]` annotation is checked here, once for all classes, against

@@ -27,6 +27,7 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
     """Re-plans the queue (in `queue_order`) on an availability profile at every event."""
 
     per_job_records: ClassVar[tuple[str, ...]] = ("planned_start_s",)
+    relative_cost: ClassVar[float] = 7.0  # online-sjf, as the hybrid's measure: 3.2 s against EASY's 0.45 s
 
     @with_runtime_options
     def __init__(self, *, queue_order: str = "saf", **runtime: Any) -> None:
@@ -112,6 +113,7 @@ class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
     """EASY (FCFS queue, count-based reservation) planned with the `runtime` option."""
 
     backfill: BackfillOrder = "queue"
+    relative_cost: ClassVar[float] = 2.0  # fcfs-bf1: 1.0 s against EASY's 0.45 s
 
     @with_runtime_options
     def __init__(self, **runtime: Any) -> None:

@@ -43,6 +43,7 @@ class PredictedEasy(EasyBackfilling):
     #: (`recorded_quantiles_s`), for reports of calibration (a campaign sets them); empty: none
     recorded_levels: tuple[float, ...] = ()
     per_job_records: ClassVar[tuple[str, ...]] = ("_predicted_s", "recorded_quantiles_s")
+    relative_cost: ClassVar[float] = 2.0  # diws, easy-pp, easy-predicted, easy-prob with user-last2: about 2x
 
     def __init__(self, *, queue_order: Any = "fcfs", backfill_order: BackfillOrder = "queue", margin_min: float = 0.0,
                  correction: str = "none", quantile: float = 0.5) -> None:

@@ -629,3 +629,28 @@ def test_every_study_of_record_has_its_small_variants_expected_results():
         if not study.startswith("policies/factory-") and study not in ("diws/predictors", "hybrid/reliability"):
             folder, name = study.split("/")
             assert (REPO / "experiments" / folder / "expected" / f"{name}-small.json").is_file(), study
+
+
+def test_results_are_the_same_whatever_the_number_of_workers(tmp_path):
+    """The pool dispatches the runs expected longest first (hybrid before EASY): the rows, in plan
+    order, are the same as one worker's."""
+    from schedlab.experiments import run
+    from schedlab.experiments.campaign import campaign_from_doc
+    from schedlab.experiments.runner import batches
+
+    campaign = {"name": "workers", "seeds": [1, 2],
+                "workloads": [{"name": "lublin", "lublin": {"nodes": 32, "jobs": 300, "mode": "typed",
+                                                              "missing_walltime": "factor:2"}}],
+                "platforms": [{"name": "c32", "resources": 32}],
+                "schedulers": [{"name": "easy", "options": {"queue_order": ["fcfs", "spt"]}}, {"name": "hybrid"}]}
+    frames = {}
+    for workers in (1, 2):
+        frame = run(campaign, tmp_path / f"w{workers}", workers=workers)
+        frames[workers] = frame.drop(columns=["scheduling_time_s", "simulation_time_s", "wall_time_s",
+                                              "training_time_s", "workload_path", "platform_path"],
+                                     errors="ignore")
+    pd.testing.assert_frame_equal(frames[1], frames[2])
+    assert list(frames[1]["scheduler"])[:3] == ["easy", "easy", "hybrid"]  # plan order, not dispatch order
+    runs = expand(campaign_from_doc(campaign, tmp_path / "campaign.toml"), tmp_path / "plan")
+    first = batches(runs, 2)[0]
+    assert first[0].scheduler_name == "hybrid"  # dispatched first: the longest expected

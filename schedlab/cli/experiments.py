@@ -337,7 +337,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             from schedlab.experiments.cluster import dask_client
 
             connection = dask_client(args.dask, args.workers)
-        runs = expand(campaign, out)
+        runs = expand(campaign, out, workers=args.workers)  # generated workloads made in parallel too
         check_run_inputs(runs)  # files options name (an oracle, a model) against each workload, as simulate does
     except BaseException:
         _close(connection)

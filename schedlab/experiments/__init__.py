@@ -30,7 +30,7 @@ def run(campaign: str | Path | dict[str, Any], out: str | Path, *, workers: int 
     else:
         loaded = load_campaign(campaign)
     directory = check_output_dir(out)
-    runs = expand(loaded, directory)
+    runs = expand(loaded, directory, workers=workers)
     check_run_inputs(runs)  # as the command line: files options name, Batsim timing's platforms
     rows = run_campaign(runs, directory, workers=workers)
     return pd.DataFrame(rows)

@@ -111,7 +111,50 @@ def read_trace(kind: str, path: str):
     return table_trace_jobs(path)
 
 
-def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path) -> list[Input]:
+def _write_synthetic(path: Path, source: dict[str, Any], convert: dict[str, Any], seed: int) -> None:
+    from schedlab.workloads.synthetic import SyntheticSpec, write_generated
+
+    write_generated(path, SyntheticSpec(nb_jobs=source["jobs"], nb_resources=source["resources"], seed=seed,
+                                        load=float(source.get("load", 0.9))))
+
+
+def _write_lublin(path: Path, source: dict[str, Any], convert: dict[str, Any], seed: int) -> None:
+    from schedlab.workloads.convert import ConversionOptions, convert_columns
+    from schedlab.workloads.lublin import generate, to_trace_jobs
+
+    options = ConversionOptions(**{"missing_walltime": source.get("missing_walltime", "none"), **convert})
+    mode = source.get("mode", "typed")
+    jobs = generate(nodes=source["nodes"], nb_jobs=source["jobs"], seed=seed, typed=mode == "typed")
+    trace = to_trace_jobs(jobs, nodes=source["nodes"], seed=seed, mode=mode)
+    convert_columns(trace, options, description=jobs.header["Note"])[0].write(str(path))
+
+
+def _write_one(item: tuple[Any, ...]) -> None:
+    writer, path, args = item
+    writer(Path(path), *args)
+    write_text_atomic(Path(path).with_suffix(".sha256"), sha256_file(Path(path)) + "\n")
+
+
+def _make_missing(directory: Path, items: list[tuple[dict[str, Any], Any, tuple[Any, ...]]], workers: int) -> None:
+    """Each generated workload file not made yet (`_cached`'s names), by `workers` processes: the
+    parent would otherwise make them one by one before any run starts."""
+    directory.mkdir(parents=True, exist_ok=True)
+    todo = []
+    for recipe, writer, args in items:
+        path = directory / f"{canonical_hash(recipe)[:20]}.json"
+        if not (path.is_file() and path.with_suffix(".sha256").is_file()):
+            todo.append((writer, str(path), args))
+    if workers > 1 and len(todo) > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context().Pool(min(workers, len(todo))) as pool:
+            pool.map(_write_one, todo, chunksize=1)
+    else:
+        for item in todo:
+            _write_one(item)
+
+
+def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path, workers: int = 1) -> list[Input]:
     from schedlab.workloads.convert import ConversionOptions, convert_columns
 
     if spec.kind == "file":
@@ -119,31 +162,12 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path)
     # converter 2: requests marked unknown where walltimes come from run times (a cached file of the
     # same options and version would lack the mark)
     base = {"name": spec.name, "kind": spec.kind, "convert": spec.convert, "version": __version__, "converter": 2}
-    if spec.kind == "synthetic":
-        from schedlab.workloads.synthetic import SyntheticSpec, write_generated
-
-        inputs = []
-        for seed in seeds:
-            generator = SyntheticSpec(nb_jobs=spec.source["jobs"], nb_resources=spec.source["resources"], seed=seed,
-                                      load=float(spec.source.get("load", 0.9)))
-            inputs.append(_cached(directory, {**base, "generator": spec.source, "seed": seed},
-                                  lambda path, g=generator: write_generated(path, g)))
-        return inputs
-    if spec.kind == "lublin":
-        from schedlab.workloads.lublin import generate, to_trace_jobs
-
-        options = ConversionOptions(**{"missing_walltime": spec.source.get("missing_walltime", "none"),
-                                       **spec.convert})
-        inputs = []
-        for seed in seeds:
-            def write(path, seed=seed):
-                mode = spec.source.get("mode", "typed")
-                jobs = generate(nodes=spec.source["nodes"], nb_jobs=spec.source["jobs"], seed=seed,
-                                typed=mode == "typed")
-                trace = to_trace_jobs(jobs, nodes=spec.source["nodes"], seed=seed, mode=mode)
-                convert_columns(trace, options, description=jobs.header["Note"])[0].write(str(path))
-            inputs.append(_cached(directory, {**base, "generator": spec.source, "seed": seed}, write))
-        return inputs
+    if spec.kind in ("synthetic", "lublin"):
+        recipes = [{**base, "generator": spec.source, "seed": seed} for seed in seeds]
+        writer = _write_synthetic if spec.kind == "synthetic" else _write_lublin
+        _make_missing(directory, [(recipe, writer, (spec.source, spec.convert, recipe["seed"])) for recipe in recipes],
+                      workers)
+        return [_cached(directory, recipe, lambda path: None) for recipe in recipes]
     # a trace: read it once, convert the whole selection or each window
     recipe = {**base, **_file_recipe(spec.source)}
     trace = None
@@ -245,9 +269,9 @@ def effective_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     return create_scheduler(name, option_values(options)).options()
 
 
-def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
+def expand(campaign: Campaign, out_dir: Path, *, workers: int = 1) -> list[Run]:
     """Every run of the campaign, in a stable order; inputs are made under `out_dir` as needed
-    (absolute paths: Dask workers may start elsewhere)."""
+    (absolute paths: Dask workers may start elsewhere), generated workloads by `workers` processes."""
     from schedlab.schedulers.base import scheduler_class
     from schedlab.schedulers.plugins import code_identity
 
@@ -257,7 +281,7 @@ def expand(campaign: Campaign, out_dir: Path) -> list[Run]:
         **options, **scheduler.files(options)}), scheduler.files(options)))
         for scheduler in campaign.schedulers for options in scheduler.combinations()]
     codes = {scheduler.name: code_identity(scheduler_class(scheduler.name)) for scheduler in campaign.schedulers}
-    workloads = [(spec, workload_inputs(spec, spec.seeds or campaign.seeds, out_dir / "workloads"))
+    workloads = [(spec, workload_inputs(spec, spec.seeds or campaign.seeds, out_dir / "workloads", workers))
                  for spec in campaign.workloads]
     platforms = [platform_input(spec, out_dir / "platforms") for spec in campaign.platforms]
     runs = []

@@ -228,12 +228,35 @@ def execute_runs(runs: list[Run], runs_dir: str) -> list[dict[str, Any]]:
 
 def batches(runs: list[Run], workers: int) -> list[list[Run]]:
     """Runs grouped by workload file, groups cut so that there are about 4 tasks per worker (the
-    pool stays busy to the end) and no task mixes workloads."""
+    pool stays busy to the end) and no task mixes workloads; the tasks longest expected first
+    (`expected_cost`): a long run dispatched last would end alone, the other workers idle. The
+    order changes no result (each run is its own; rows come back in plan order)."""
     groups: dict[str, list[Run]] = {}
     for run in runs:
         groups.setdefault(run.workload_path, []).append(run)
     size = max(1, math.ceil(len(runs) / (4 * workers)))
-    return [group[i:i + size] for group in groups.values() for i in range(0, len(group), size)]
+    costs = {run.id: expected_cost(run) for run in runs}
+    tasks = []
+    for group in groups.values():
+        group = sorted(group, key=lambda run: -costs[run.id])  # the long runs of a workload together
+        tasks += [group[i:i + size] for i in range(0, len(group), size)]
+    return sorted(tasks, key=lambda task: -sum(costs[run.id] for run in task))
+
+
+def expected_cost(run: Run) -> float:
+    """A run's expected time, relative: its workload file's size (the jobs) times its scheduler's
+    `relative_cost` (measured by benchmarks/bench_cores.py). Only the dispatch order uses it."""
+    from schedlab.schedulers.base import scheduler_class
+
+    try:
+        size = os.path.getsize(run.workload_path)
+    except OSError:
+        size = 1
+    try:
+        weight = float(getattr(scheduler_class(run.scheduler_name), "relative_cost", 1.0))
+    except Exception:  # a scheduler that cannot be looked up here fails in its own run, said there
+        weight = 1.0
+    return size * weight
 
 
 @lru_cache(maxsize=1)
