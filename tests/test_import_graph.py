@@ -17,7 +17,8 @@ ROOTS = {"schedlab": "schedlab", "schedlab.schedulers": "schedulers", "schedlab.
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("schedlab", "schedlab.errors", "schedlab.model", "schedlab.paths", "schedlab.resources",
               "schedlab.host")),
-    ("formats", ("schedlab.protocol", "schedlab.workload", "schedlab.platform", "schedlab.platforms")),
+    ("formats", ("schedlab.protocol", "schedlab.workload", "schedlab.workload_columns", "schedlab.platform",
+                 "schedlab.platforms")),
     ("data", ("schedlab.workloads", "schedlab.predictors", "schedlab.metrics")),
     ("schedulers", ("schedlab.schedulers",)),
     ("engine", ("schedlab.engine", "schedlab.outputs")),
