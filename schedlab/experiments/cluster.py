@@ -9,6 +9,7 @@ campaign's output folder on a shared file system.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,10 @@ def dask_client(target: str, workers: int) -> tuple[Any, list[Callable[[], None]
     except ImportError:
         raise InputError("--dask needs dask's distributed scheduler (pip install 'schedlab[dask]')") from None
     if target == "local":
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        from schedlab.experiments.runner import ONE_THREAD
+
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               env={key: os.environ.get(key, value) for key, value in ONE_THREAD.items()})
         client = Client(cluster)
         def close_cluster() -> None:
             cluster.close()
