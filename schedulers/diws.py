@@ -47,7 +47,7 @@ class DIWS(PredictedEasy):
     """DIWS: EASY backfilling with the queue in predicted-run-time order and predictions in the plan."""
 
     option_choices = {"model": "PATH.skops", "history": "WORKLOAD.json", "aging_s": "SECONDS >= 0",
-                      "refit_s": "SECONDS >= 0", "refit_jobs": "N >= 0",
+                      "refit_s": "SECONDS >= 0", "refit_jobs": "N >= 0", "train_last": "0 | JOBS >= 2",
                       "oracle": "WORKLOAD.json | @workload (campaigns)"}
     option_help = {
         "model": "a runtime predictor saved by `schedlab predictor train`, used as it is",
@@ -73,7 +73,9 @@ class DIWS(PredictedEasy):
                    "completed before the refit time (0: trained once, before the simulation; walltimes until "
                    "the first fit without history=)",
         "refit_jobs": "retrain learner= after every this many completions, on history= (if any) and every job "
-                      "completed so far (0: off)"}
+                      "completed so far (0: off)",
+        "train_last": "each refit learns from the last N completed jobs only, with history= (if any) (0: every "
+                      "one): what the scheduler holds is then bounded by N, not by the trace"}
     option_acts_only = {
         **{key: (("model",), lambda o: not o["model"], "without model= (the saved model is used as it is)")
            for key in ("learner", "features", "seed")},
@@ -82,6 +84,8 @@ class DIWS(PredictedEasy):
         **{key: (("model", "learner"), lambda o: not o["model"] and o["learner"] not in ("user-last2", "walltime",
                                                                                          "exact"),
                  "with a learner= that is trained (not a model= nor a baseline)") for key in ("refit_s", "refit_jobs")},
+        "train_last": (("refit_s", "refit_jobs"), lambda o: bool(o["refit_s"] or o["refit_jobs"]),
+                       "with refit_s= or refit_jobs="),
     }
 
     #: the queue's order (extension point: easy-predicted keeps EASY's FCFS queue)
@@ -93,7 +97,7 @@ class DIWS(PredictedEasy):
                  seed: int = 0, margin_min: float = 0.0,
                  overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
                  allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5, refit_s: float = 0.0,
-                 refit_jobs: int = 0, oracle: str = "") -> None:
+                 refit_jobs: int = 0, oracle: str = "", train_last: int = 0) -> None:
         from schedlab.schedulers.policies import aged, get_policy
 
         if aging_s < 0:
@@ -108,6 +112,9 @@ class DIWS(PredictedEasy):
         self.model, self.history, self.features, self.learner, self.seed = model, history, features, learner, seed
         self.overrun, self.allow_overlap = overrun, allow_overlap
         self.refit_s, self.refit_jobs = float(refit_s), int(refit_jobs)
+        if train_last < 0 or train_last == 1:
+            raise ValueError(f"train_last must be 0 (every completed job) or at least 2 jobs, got {train_last}")
+        self.train_last = int(train_last)
         self.oracle = oracle
         self._oracle_s: dict[str, float] | None = None
         if learner == "exact" and (model or history or not oracle):
@@ -224,7 +231,11 @@ class DIWS(PredictedEasy):
         self._learned_rows += [job_values(job, columns) for _, job, _ in self._ended[:count]]
         self._learned_runtimes_s += [runtime for _, _, runtime in self._ended[:count]]
         self._learned_killed += [job.id in self._killed for _, job, _ in self._ended[:count]]
+        self._killed.difference_update(job.id for _, job, _ in self._ended[:count])
         del self._ended[:count]
+        if self.train_last:  # the window: older jobs are never learned again
+            for learned in (self._learned_rows, self._learned_runtimes_s, self._learned_killed):
+                del learned[:-self.train_last]
         table, runtimes = rows_table(self._learned_rows, columns), list(self._learned_runtimes_s)
         killed = list(self._learned_killed)
         predictor = new_predictor(model=self.learner, features=self.features, seed=self.seed)

@@ -119,6 +119,7 @@ class Hybrid(PlanBased):
         self._completed_rows = np.zeros((0, 0))
         self._completed_accuracy = np.zeros(0)
         self._completed_end_s: list[float] = []
+        self._dropped = 0  # completions forgotten (train_last: never learned again)
         self._window: deque[tuple[float, int, list[float]]] = deque()  # (submit, res, reliability row)
         self._reliability_rows: dict[str, list[float]] = {}
         #: estimated accuracy of each job (NaN before the first model) and its class, at submission
@@ -190,6 +191,19 @@ class Hybrid(PlanBased):
         self._completed_count += 1
         self._completed_end_s.append(now)
 
+    def _drop_oldest(self, count: int) -> None:
+        """Forget the first `count` completions: a later retrain (at a later boundary: at least as
+        many completions before it) learns the last `train_last` of them, never these."""
+        keep = self._completed_count - count
+        rows = np.zeros((max(1024, 2 * keep), self._completed_rows.shape[1]))
+        accuracies = np.zeros(len(rows))
+        rows[:keep] = self._completed_rows[count:self._completed_count]
+        accuracies[:keep] = self._completed_accuracy[count:self._completed_count]
+        self._completed_rows, self._completed_accuracy = rows, accuracies
+        del self._completed_end_s[:count]
+        self._completed_count = keep
+        self._dropped += count
+
     def _retrain(self, boundary_s: float) -> None:
         """The model a retrain at `boundary_s` gives (completions at or before it), then alpha."""
         from bisect import bisect_right
@@ -197,15 +211,17 @@ class Hybrid(PlanBased):
         from schedlab.predictors.reliability import ReliabilityModel
 
         self.retrain_times_s.append(boundary_s)
-        rows = bisect_right(self._completed_end_s, boundary_s)
-        if rows >= self.MIN_TRAINING_ROWS and rows != self._trained_rows:
+        rows = bisect_right(self._completed_end_s, boundary_s)  # rows kept: the first `_dropped` are gone
+        if rows + self._dropped >= self.MIN_TRAINING_ROWS and rows + self._dropped != self._trained_rows:
             t0 = time.perf_counter()
             first = max(0, rows - self.train_last) if self.train_last else 0
             self._model = ReliabilityModel(kind=self.reliability, seed=self.seed).fit(
                 self._completed_rows[first:rows], self._completed_accuracy[first:rows])
             self.training_time_s += time.perf_counter() - t0
-            self._trained_rows = rows
+            self._trained_rows = rows + self._dropped
         self.training_rows.append(max(self._trained_rows, 0))
+        if self.train_last and rows - self.train_last > self.train_last:
+            self._drop_oldest(rows - self.train_last)
         window = self._window
         while window and window[0][0] <= boundary_s - self.retrain:
             window.popleft()

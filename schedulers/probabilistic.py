@@ -47,12 +47,13 @@ class ProbabilisticBackfilling(EasyPredicted):
                  seed: int = 0, margin_min: float = 0.0,
                  overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
                  allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5, refit_s: float = 0.0,
-                 refit_jobs: int = 0, oracle: str = "", p: float = 0.9) -> None:
+                 refit_jobs: int = 0, oracle: str = "", train_last: int = 0, p: float = 0.9) -> None:
         if not 0.0 < p < 1.0:
             raise ValueError(f"p must be in (0, 1), got {p}")
         super().__init__(model=model, history=history, features=features, learner=learner, seed=seed,
                          margin_min=margin_min, overrun=overrun, allow_overlap=allow_overlap, aging_s=aging_s,
-                         quantile=quantile, refit_s=refit_s, refit_jobs=refit_jobs, oracle=oracle)
+                         quantile=quantile, refit_s=refit_s, refit_jobs=refit_jobs, oracle=oracle,
+                         train_last=train_last)
         self.p = float(p)
         self._backfill_s: dict[str, float] = {}  # each waiting job's p-quantile, as the plan takes it
 

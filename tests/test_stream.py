@@ -140,3 +140,32 @@ def test_the_command_line_generates_and_simulates_columns_and_refuses_what_it_ca
     bad = cli("simulate", "-q", "-p", "64", "-w", "bad.parquet", "-s", "easy", "-o", "c")
     assert bad.returncode == 2 and bad.stderr.startswith("schedlab: error: bad.parquet: not a readable Parquet")
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_hybrids_training_window_forgets_what_it_will_never_learn_again(monkeypatch):
+    """With train_last=N the hybrid keeps about 2N completions, and schedules as if it kept all."""
+    from schedlab.schedulers.hybrid import Hybrid
+
+    workload = generate(nb_jobs=1500, nb_resources=64, seed=3)
+    kept = schedlab.simulate(64, workload, Hybrid(train_last=30, retrain=14400.0))
+    scheduler = kept.scheduler
+    assert scheduler._dropped > 1000 and scheduler._completed_count < 4 * 30 + 400
+    monkeypatch.setattr(Hybrid, "_drop_oldest", lambda self, count: None)
+    every = schedlab.simulate(64, workload, Hybrid(train_last=30, retrain=14400.0))
+    assert every.scheduler._dropped == 0
+    assert kept.jobs.equals(every.jobs) and kept.metrics == every.metrics
+    assert kept.summary["scheduler_report"] == every.summary["scheduler_report"]
+
+
+def test_online_refits_keep_their_window_only():
+    """train_last=N: each refit learns from the last N ended jobs; older ones are not held."""
+    from schedlab.schedulers.base import create_scheduler
+
+    workload = generate(nb_jobs=1500, nb_resources=64, seed=4)
+    scheduler = create_scheduler("easy-predicted", {"learner": "dt", "refit_jobs": "100", "train_last": "250"})
+    result = schedlab.simulate(64, workload, scheduler)
+    assert result.complete and scheduler.refits > 10
+    assert len(scheduler._learned_rows) == len(scheduler._learned_runtimes_s) == 250
+    assert len(scheduler._killed) < 100  # learned kills are not held either
+    with pytest.raises(InputError, match="train_last=100 has no effect"):
+        create_scheduler("easy-predicted", {"learner": "dt", "train_last": "100"})
