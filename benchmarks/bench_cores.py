@@ -88,11 +88,26 @@ def main() -> int:
         measured[workers] = time.perf_counter() - t0
         times[workers] = {row["run_id"]: row["wall_time_s"] for row in rows}
         assert all(row["complete"] for row in rows)
+    dask_s = None
+    try:
+        import distributed  # noqa: F401
+
+        out = scratch / f"dask{args.workers}"
+        plan = expand(campaign_from_doc(doc, scratch / "campaign.toml"), out)
+        t0 = time.perf_counter()
+        rows = run_campaign(plan, out, workers=args.workers, dask="local")
+        dask_s = time.perf_counter() - t0
+        times["dask"] = {row["run_id"]: row["wall_time_s"] for row in rows}
+    except ImportError:
+        pass
     alone = times[1]
     by_scheduler = pd.DataFrame([{"scheduler": run.scheduler, "alone": alone[run.id],
-                                  "shared": times[args.workers][run.id]} for run in runs])
-    ratio = by_scheduler.groupby("scheduler")[["alone", "shared"]].mean()
+                                  "shared": times[args.workers][run.id],
+                                  **({"dask": times["dask"][run.id]} if "dask" in times else {})} for run in runs])
+    ratio = by_scheduler.groupby("scheduler").mean(numeric_only=True)
     ratio["shared / alone"] = ratio["shared"] / ratio["alone"]
+    if "dask" in ratio:
+        ratio["dask / alone"] = ratio["dask"] / ratio["alone"]
     print(f"\nmean run time (s), alone and beside the others (workers = {args.workers}):")
     print(ratio.round(3).to_string())
 
@@ -118,6 +133,9 @@ def main() -> int:
     if args.workers in measured:
         print(f"\nmeasured speed-up on {args.workers} workers: {one / (parallel_s + measured[args.workers]):.2f}x "
               f"(one worker {one:.1f} s); the runs' phase alone {measured[1] / measured[args.workers]:.2f}x")
+    if dask_s is not None:
+        print(f"the runs' phase under --dask local with {args.workers} workers: {dask_s:.1f} s against the pool's "
+              f"{measured[args.workers]:.1f} s ({dask_s / measured[args.workers]:.2f}x)")
     return 0
 
 
