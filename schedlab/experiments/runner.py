@@ -313,28 +313,13 @@ def finished_row(run: Run, runs_dir: Path) -> dict[str, Any] | None:
 
 def _ignore_sigint() -> None:
     """Pool workers leave Ctrl-C to the parent, which stops them (and their runs) itself; and
-    compute with one thread each (`ONE_THREAD`)."""
+    compute with one thread each (cluster.ONE_THREAD)."""
+    from schedlab.experiments.cluster import one_thread_per_worker
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_thread_per_worker()
 
 
-#: what a campaign's worker process computes with: one thread (the workers are the parallelism;
-#: BLAS, OpenMP and numba pools the size of the machine in each worker oversubscribe it, e.g. the
-#: hybrid's reliability model: 7.8 s with 2 threads, 4.6 s with one, beside another run; the same
-#: schedule either way). A value the user set in the environment is kept.
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
-
-
-def one_thread_per_worker() -> None:
-    """In a worker process: one thread for the libraries loaded now (threadpoolctl) and later (the
-    environment they read when they load)."""
-    for key, value in ONE_THREAD.items():
-        os.environ.setdefault(key, value)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # scikit-learn brings it; without it the environment still serves later loads
-        return
-    threadpool_limits(limits=1)
 
 
 def _execute_batch(arguments: tuple[list[Run], str]) -> list[dict[str, Any]]:
