@@ -118,17 +118,24 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def build_summary(engine: EngineSurface, *, run_info: Mapping[str, Any], simulation_time_s: float,
-                  error: str | None = None) -> dict[str, Any]:
-    """summary.json's content: run description, metrics (deterministic), timing (wall clock)."""
-    from schedlab import __version__
-
-    columns = getattr(engine, "columns", None)  # a streamed run's rows were written and forgotten
+def run_columns(engine: EngineSurface) -> OutcomeColumns:
+    """The columns of the rows a run wrote: a streamed run keeps them (its rows were forgotten)."""
+    columns = getattr(engine, "columns", None)
     if columns is None:
         columns = OutcomeColumns.of(outcomes(engine.records[job_id] for job_id in engine.finished))
-        nb_jobs = len(engine.records)
-    else:
-        nb_jobs = max(engine.workload.nb_jobs, engine.nb_jobs_read)  # type: ignore[attr-defined]
+    return columns
+
+
+def build_summary(engine: EngineSurface, *, run_info: Mapping[str, Any], simulation_time_s: float,
+                  error: str | None = None, columns: OutcomeColumns | None = None) -> dict[str, Any]:
+    """summary.json's content: run description, metrics (deterministic), timing (wall clock).
+    `columns`: the run's (`run_columns`), when the caller has them already."""
+    from schedlab import __version__
+
+    if columns is None:
+        columns = run_columns(engine)
+    streamed = getattr(engine, "columns", None) is not None
+    nb_jobs = max(engine.workload.nb_jobs, engine.nb_jobs_read) if streamed else len(engine.records)  # type: ignore[attr-defined]
     return _finite({
         "schedlab_version": __version__,
         "engine": "embedded",
@@ -155,21 +162,19 @@ def write_outputs(engine: EngineSurface, out_dir: str | Path, *, run_info: Mappi
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    columns = getattr(engine, "columns", None)
-    if columns is None:
-        finished = [engine.records[job_id] for job_id in engine.finished]
+    if getattr(engine, "columns", None) is None:  # a streamed run wrote its rows there as its jobs ended
         with (out / "jobs.csv").open("w", encoding="utf-8", newline="") as handle:
             handle.write(",".join(JOBS_COLUMNS) + "\n")
-            for record in finished:
-                handle.write(job_row(record) + "\n")
-        columns = OutcomeColumns.of(outcomes(finished))
-    # else: a streamed run wrote its rows there as its jobs ended (engine/stream.py)
+            for job_id in engine.finished:
+                handle.write(job_row(engine.records[job_id]) + "\n")
+    columns = run_columns(engine)
     schedule = schedule_row(columns, engine.platform.nb_resources, engine.scheduling_time_s,
                             simulation_time_s, f"schedlab-{__version__}")
     with (out / "schedule.csv").open("w", encoding="utf-8", newline="") as handle:
         handle.write(",".join(SCHEDULE_COLUMNS) + "\n")
         handle.write(",".join(schedule[c] for c in SCHEDULE_COLUMNS) + "\n")
-    summary = build_summary(engine, run_info=run_info, simulation_time_s=simulation_time_s, error=error)
+    summary = build_summary(engine, run_info=run_info, simulation_time_s=simulation_time_s, error=error,
+                            columns=columns)
     if amend_summary is not None:
         summary.update(amend_summary(summary, out))
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=False,

@@ -237,7 +237,8 @@ class AgentScheduler(EasyBackfilling):
         return False
 
     def _reserved_entry(self) -> tuple[int, Any]:
-        position = next(i for i, entry in enumerate(self._queue) if entry.job.id == self._reserved)
+        assert self._reserved is not None  # asked only while a reservation holds
+        position = self._waiting_index(self._reserved)
         return position, self._queue[position]
 
     def begin(self, now: float) -> None:

@@ -10,6 +10,7 @@ queue, the running jobs and what the scheduler itself keeps.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import IO, Any
@@ -59,8 +60,7 @@ class StreamEngine(Engine):
 
     def __init__(self, platform: Platform, workload: StreamedWorkload, scheduler: Any, *, rows: IO[str],
                  progress: Callable[[int], None] | None = None) -> None:
-        live = StreamedWorkload(workload.name, (), {}, workload.nb_res, workload.source, workload.extra,
-                                workload.stream, workload.nb_jobs, workload.head)
+        live = dataclasses.replace(workload, profiles={})  # the profiles of the jobs read and not ended
         if hasattr(scheduler, "keeps_records"):
             scheduler.keeps_records = False  # a job's report-only entries go once it ended
         super().__init__(platform, live, scheduler, progress=progress)
