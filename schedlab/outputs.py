@@ -145,6 +145,7 @@ def build_summary(engine: EngineSurface, *, run_info: Mapping[str, Any], simulat
         **run_info,
         "nb_jobs_in_workload": nb_jobs,
         "nb_jobs_unfinished": nb_jobs - columns.nb_rows,
+        **({"most_jobs_held": engine.most_jobs_held} if streamed else {}),  # type: ignore[attr-defined]
         "simulated_time_s": engine.now,
         "metrics": compute_metrics(columns, engine.platform.nb_resources),
         "timing": {"scheduling_time_s": engine.scheduling_time_s, "simulation_time_s": simulation_time_s,

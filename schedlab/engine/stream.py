@@ -70,6 +70,7 @@ class StreamEngine(Engine):
         self._source: Iterator[tuple[Job, Profile]] = iter(workload.stream())
         self._last_submit_s: float | None = None
         self.nb_jobs_read = 0
+        self.most_jobs_held = 0  # the most job records held at once: what a run's memory follows
         self._read()
 
     @property
@@ -87,7 +88,10 @@ class StreamEngine(Engine):
         job, profile = item
         if self._last_submit_s is not None and job.submit_time_s < self._last_submit_s:
             raise ValueError(f"the stream is not in submission order at job {job.id!r}")
-        self.records[job.id] = JobRecord(job)
+        records = self.records
+        records[job.id] = JobRecord(job)
+        if len(records) > self.most_jobs_held:
+            self.most_jobs_held = len(records)
         self._profiles[job.profile] = profile
         self._uses[job.profile] += 1
         self._last_submit_s = job.submit_time_s
