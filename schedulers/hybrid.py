@@ -278,7 +278,7 @@ class Hybrid(PlanBased):
     def plan_profile(self, now: float) -> AvailabilityProfile:
         """Free cores from now on (running jobs to their planned ends), the share capped at
         floor(alpha m) minus the running planned jobs."""
-        return self.running_profile(now, share=self.share, in_share=lambda job: job.id in self._planned)
+        return self.running_profile(now, share=self.share, in_share=self._planned)
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         if not (self._released or self._new):

@@ -13,6 +13,7 @@ smallest volume. All four plan with `runtime=predicted|exact|perturbed:A|request
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any, ClassVar
 
 from schedlab.model import Decision
@@ -37,20 +38,17 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
         #: until no core is free now: later jobs keep their previous entry)
         self.planned_start_s: dict[str, float] = {}
 
-    def running_profile(self, now: float, *, share: int | None = None, in_share: Any = None) -> AvailabilityProfile:
+    def running_profile(self, now: float, *, share: int | None = None,
+                        in_share: Container[str] = frozenset()) -> AvailabilityProfile:
         """Free cores from now on, running jobs released at their planned ends. With `share`, the
-        capped dimension starts at `share` minus the cores of running jobs for which `in_share(job)`
-        and gets them back at their ends."""
-        releases = []
-        used_in_share = 0
-        for key in self._ends:
-            end_s, _, res = key
-            counted = share is not None and in_share(self._by_end[key].job)
-            used_in_share += res if counted else 0
-            releases.append((end_s, res, res if counted else 0))
-        free = self._resources.nb_free
-        return AvailabilityProfile(now, free, capped_now=None if share is None else share - used_in_share,
-                                   releases=releases)
+        capped dimension starts at `share` minus the cores of the running jobs whose ids are
+        `in_share`, and gets them back at their ends."""
+        ends, free = self._ends, self._resources.nb_free
+        if share is None:
+            return AvailabilityProfile.of_running(now, free, ends)
+        by_end = self._by_end
+        shared = [key[2] if by_end[key].job.id in in_share else 0 for key in ends]
+        return AvailabilityProfile.of_running(now, free, ends, capped_now=share - sum(shared), capped_cores=shared)
 
     def plan_queue(self, profile: AvailabilityProfile, entries: list[Entry], now: float,
                    decisions: list[Decision], *, capped: bool = False, whole: bool = True) -> list[Entry]:

@@ -42,6 +42,39 @@ class AvailabilityProfile:
             self.free[-1] += cores
             self.capped[-1] += capped_cores
 
+    @classmethod
+    def of_running(cls, now: float, free_now: int, ends: list[tuple[float, int, int]], *,
+                   capped_now: int | None = None, capped_cores: list[int] | None = None) -> AvailabilityProfile:
+        """The profile `__init__` makes of `releases=[(end, res, capped_cores[k]) for each (end, _,
+        res) = ends[k]]` (0 in the share without `capped_cores`), from `ends` already ascending (a
+        scheduler's running jobs by planned end): one pass, no sort (the plan-based schedulers
+        build one at every decision, of every running job)."""
+        profile = cls.__new__(cls)
+        times, free, capped = [now], [], []
+        free_s, capped_s = free_now, free_now if capped_now is None else capped_now
+        last_s = now
+        if capped_cores is None:
+            for end_s, _, res in ends:
+                if end_s > last_s:
+                    free.append(free_s)
+                    capped.append(capped_s)
+                    times.append(end_s)
+                    last_s = end_s
+                free_s += res
+        else:
+            for (end_s, _, res), in_share in zip(ends, capped_cores, strict=True):
+                if end_s > last_s:
+                    free.append(free_s)
+                    capped.append(capped_s)
+                    times.append(end_s)
+                    last_s = end_s
+                free_s += res
+                capped_s += in_share
+        free.append(free_s)
+        capped.append(capped_s)
+        profile.times, profile.free, profile.capped = times, free, capped
+        return profile
+
     def earliest(self, cores: int, duration_s: float, *, capped: bool = False,
                  not_before: float | None = None) -> float:
         """The earliest start >= `not_before` (default: now) at which `cores` are free for
@@ -64,7 +97,16 @@ class AvailabilityProfile:
         return math.inf
 
     def fits_now(self, cores: int, duration_s: float, *, capped: bool = False) -> bool:
-        return self.earliest(cores, duration_s, capped=capped) == self.times[0]
+        """Whether `earliest(...)` is now: only the steps within the duration are read (a job
+        that does not fit now needs no search of the whole profile for its slot)."""
+        times, free, share = self.times, self.free, self.capped
+        end_s = times[0] + duration_s
+        for j in range(len(times)):
+            if j and times[j] >= end_s:
+                return True
+            if free[j] < cores or (capped and share[j] < cores):
+                return False
+        return True
 
     def _split(self, time_s: float) -> int:
         """Index of the step starting at `time_s` (inserted if needed)."""

@@ -509,6 +509,33 @@ def test_the_compiled_plan_is_earliest_then_reserve_job_by_job(case):
     assert all(type(v) is int for v in compiled.free + compiled.capped)
 
 
+@settings(max_examples=examples(1000), deadline=None)
+@given(case=profiles_and_jobs())
+def test_a_profile_of_running_jobs_by_end_is_the_profile_of_their_releases(case):
+    nb_res, releases, capped_now, _, _, capped = case
+    ends = sorted((end_s, seq, res) for seq, (end_s, res, _) in enumerate(releases))
+    shared = [releases[seq][2] for _, seq, _ in ends] if capped else None
+    made = AvailabilityProfile.of_running(0.0, nb_res, ends, capped_now=capped_now, capped_cores=shared)
+    expected = AvailabilityProfile(0.0, nb_res, capped_now=capped_now,
+                                   releases=[(end_s, res, shared[k] if shared else 0)
+                                             for k, (end_s, _, res) in enumerate(ends)])
+    assert made.steps() == expected.steps()
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(case=profiles_and_jobs())
+def test_fits_now_is_an_earliest_slot_at_now(case):
+    """fits_now reads only the steps within the duration; it says what earliest(...) == now says."""
+    nb_res, releases, capped_now, jobs, _, capped = case
+    profile = AvailabilityProfile(0.0, nb_res, capped_now=capped_now, releases=releases)
+    for cores, duration_s in jobs:
+        for need in (cores, 0, nb_res + 1):
+            assert profile.fits_now(need, duration_s, capped=capped) == \
+                (profile.earliest(need, duration_s, capped=capped) == profile.times[0])
+        start_s = profile.earliest(cores, duration_s, capped=capped)
+        profile.reserve(start_s, start_s + duration_s, cores, capped=capped)
+
+
 @settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(scenario=hybrid_scenarios(), name=st.sampled_from(["online-svf", "online-sjf", "hybrid"]))
