@@ -4,8 +4,8 @@
 - `predictor`: `user-last2` (EASY++: the mean of the user's last two completed run times, capped by
   the walltime; the walltime until two are known), `adaboost` (AdaBoost.R2 of depth-3 trees on the
   user, requested CPUs, memory and walltime; refitted every `refit_s` of simulated time on the jobs
-  completed so far, the walltime until the first fit; or `model=PATH`, trained offline on an earlier
-  part of the trace), `default:SECONDS` (a fixed prediction, e.g. `default:600`: correction only),
+  completed so far, or on the last `train_last` of them, the walltime until the first fit; or
+  `model=PATH`, trained offline on an earlier part of the trace), `default:SECONDS` (a fixed prediction, e.g. `default:600`: correction only),
   `walltime` (no prediction).
 - `correction`: `none`, `simple` (+1 h), `power` (+15, 30, 60 ... min), `tsafrir` (EASY++'s ladder),
   `walltime`; each fires 60 s before the current limit (predictors/corrections.py).
@@ -52,7 +52,7 @@ class EasyPlusPlus(PredictedEasy):
     """EASY with corrected run-time predictions in the plan (EASY++ and the COARE walltime study)."""
 
     option_choices = {"predictor": "user-last2 | adaboost | walltime | default:SECONDS", "model": "PATH.skops",
-                      "refit_s": "SECONDS > 0"}
+                      "refit_s": "SECONDS > 0", "train_last": "0 | JOBS >= 2"}
     option_help = {
         "predictor": "what plans a job's run time: the mean of the user's last two (EASY++), AdaBoost.R2 refitted "
                      "online, a fixed number of seconds, or the walltime",
@@ -64,16 +64,18 @@ class EasyPlusPlus(PredictedEasy):
                  "an earlier part of the trace (empty: fitted online)",
         "refit_s": "simulated seconds between two online AdaBoost refits on the jobs completed so far "
                    "(604800, weekly: 7x fewer fits than daily, the same accuracy on COARE)",
-        "seed": "the random seed of AdaBoost's fits (predictor=adaboost)"}
+        "seed": "the random seed of AdaBoost's fits (predictor=adaboost)",
+        "train_last": "each AdaBoost refit learns from the last N completed jobs only (0: all of them, the study's "
+                      "rule; a window bounds a long trace's memory and each refit's time)"}
     option_acts_only = {
         "model": (("predictor",), lambda o: o["predictor"] == "adaboost", "with predictor=adaboost"),
         **{key: (("predictor", "model"), lambda o: o["predictor"] == "adaboost" and not o["model"],
-                 "with predictor=adaboost fitted online (no model=)") for key in ("refit_s", "seed")}}
+                 "with predictor=adaboost fitted online (no model=)") for key in ("refit_s", "seed", "train_last")}}
 
     def __init__(self, *, predictor: str = "user-last2",
                  correction: Literal["none", "simple", "power", "tsafrir", "walltime"] = "simple",
                  backfill: Literal["fcfs", "sjbf"] = "fcfs", model: str = "", refit_s: float = 86400.0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, train_last: int = 0) -> None:
         self._default_s = _default_seconds(predictor)
         if self._default_s is None and predictor not in ("user-last2", "adaboost", "walltime"):
             raise ValueError(f"predictor must be one of {', '.join(PREDICTORS)}, got {predictor!r}")
@@ -81,6 +83,9 @@ class EasyPlusPlus(PredictedEasy):
             raise ValueError("model=PATH is an offline-trained predictor: give it with predictor=adaboost")
         if not refit_s > 0:
             raise ValueError(f"refit_s must be > 0, got {refit_s}")
+        if train_last < 0 or train_last == 1:
+            raise ValueError(f"train_last must be 0 (every completed job) or at least 2 jobs, got {train_last}")
+        self.train_last = int(train_last)
         super().__init__(backfill_order="queue" if backfill == "fcfs" else "sjbf", correction=correction)
         self.predictor, self.backfill, self.model, self.refit_s, self.seed = predictor, backfill, model, refit_s, seed
         self.online = predictor == "user-last2"
@@ -147,6 +152,8 @@ class EasyPlusPlus(PredictedEasy):
         self._learned_rows += [job_values(job, columns) for _, job, _ in self._ended[:count]]
         self._learned_runtimes_s += [runtime for _, _, runtime in self._ended[:count]]
         del self._ended[:count]
+        if self.train_last:  # the window: older jobs are never learned again
+            del self._learned_rows[:-self.train_last], self._learned_runtimes_s[:-self.train_last]
         if len(self._learned_runtimes_s) < 2:
             return
         table = rows_table(self._learned_rows, columns)

@@ -91,9 +91,10 @@ def parse_horizons(text: str) -> tuple[float, ...]:
 
 
 class JobTable:
-    """Each submitted job's numbers, by slot (submission order), in growable arrays: an observation
-    gathers the visible jobs' rows with one index array instead of a loop per feature. Values are
-    stored as the observation gives them (time features / `time_scale_s`, resources as a share)."""
+    """Each waiting or running job's numbers, by slot, in growable arrays: an observation gathers
+    the visible jobs' rows with one index array instead of a loop per feature. Values are stored as
+    the observation gives them (time features / `time_scale_s`, resources as a share). An ended
+    job's slot is given to a later job, so the table holds the live jobs, not the trace."""
 
     #: columns of `rows`: present (1), res share, requested time, prediction, submit time (seconds)
     COLUMNS = (PRESENT, RES, REQUESTED, PREDICTION)
@@ -105,6 +106,7 @@ class JobTable:
         self.submit_s = np.zeros(64)
         self.user = np.zeros(64, np.int64)
         self.slot: dict[str, int] = {}
+        self.free_slots: list[int] = []  # the slots of ended jobs
         # per user (index 0: jobs without a user): the last two run times, their mean scaled (NaN
         # until one ended), the running jobs
         self.users: dict[object, int] = {None: 0}
@@ -114,10 +116,18 @@ class JobTable:
 
     def add(self, job_id: str, submit_s: float, res: int, requested_s: float, prediction_s: float,
             user: object) -> None:
+        if self.free_slots:
+            self._fill(self.free_slots.pop(), job_id, submit_s, res, requested_s, prediction_s, user)
+            return
         if self.size == len(self.submit_s):
             self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
             self.submit_s = np.concatenate([self.submit_s, np.zeros_like(self.submit_s)])
             self.user = np.concatenate([self.user, np.zeros_like(self.user)])
+        self._fill(self.size, job_id, submit_s, res, requested_s, prediction_s, user)
+        self.size += 1
+
+    def _fill(self, slot: int, job_id: str, submit_s: float, res: int, requested_s: float, prediction_s: float,
+              user: object) -> None:
         index = self.users.get(user)
         if index is None:
             index = self.users[user] = len(self.users)
@@ -125,21 +135,21 @@ class JobTable:
             if index == len(self.running):
                 self.user_mean = np.concatenate([self.user_mean, np.full_like(self.user_mean, np.nan)])
                 self.running = np.concatenate([self.running, np.zeros_like(self.running)])
-        slot = self.size
         self.slot[job_id] = slot
         scale = self.time_scale_s
         # no walltime (Batsim's -1) is an infinite request: shown as the bound, inside the Box
         self.rows[slot] = (1.0, res / self.nb_resources, min(requested_s / scale, UNBOUNDED),
                            min(prediction_s / scale, UNBOUNDED))
         self.submit_s[slot], self.user[slot] = submit_s, index
-        self.size += 1
 
     def started(self, job_id: str) -> None:
         self.running[self.user[self.slot[job_id]]] += 1
 
     def ended(self, job_id: str, runtime_s: float) -> None:
         """A job ended after `runtime_s` (told at its end, the only moment it is known)."""
-        user = int(self.user[self.slot[job_id]])
+        slot = self.slot.pop(job_id)
+        self.free_slots.append(slot)
+        user = int(self.user[slot])
         self.running[user] -= 1
         runs = self.last_runs[user]
         runs.append(runtime_s)

@@ -18,7 +18,7 @@ from schedlab.model import Job, Profile
 from schedlab.workload import load_workload
 from schedlab.workload_columns import batsim_order, read_columns, stream_of, write_columns
 from schedlab.workloads.synthetic import SyntheticSpec, generate, stream
-from tests.helpers.data import examples, make_workload
+from tests.helpers.data import TEST_DATA, examples, make_workload
 from tests.helpers.invariants import scenarios
 
 #: columns of schedule.csv that are wall-clock times, not the schedule
@@ -36,7 +36,9 @@ def files(directory: Path) -> tuple[str, dict[str, str], dict, dict | None]:
 @pytest.mark.parametrize(("name", "options"), [("easy", {}), ("fcfs", {}), ("easy-sjbf", {"queue_order": "spt"}),
                                                ("easy-pp", {"predictor": "user-last2", "correction": "tsafrir"}),
                                                ("fcfs-bf2", {}), ("hybrid", {}),
-                                               ("diws", {"learner": "user-last2"})])
+                                               ("diws", {"learner": "user-last2"}),
+                                               ("policy", {"policy": f"{TEST_DATA}/policies.py:shortest_requested",
+                                                           "backfill": "true"})])
 def test_a_streamed_generator_gives_the_whole_workloads_files(name, options, tmp_path):
     spec = SyntheticSpec(nb_jobs=3000, nb_resources=64, seed=8)
     schedlab.simulate(64, generate(nb_jobs=3000, nb_resources=64, seed=8), name, options=dict(options),
@@ -46,6 +48,8 @@ def test_a_streamed_generator_gives_the_whole_workloads_files(name, options, tmp
     assert files(tmp_path / "stream") == files(tmp_path / "whole")
     summary = json.loads((tmp_path / "stream" / "summary.json").read_text())
     assert summary["nb_jobs_in_workload"] == 3000 and summary["nb_jobs_unfinished"] == 0
+    if name == "policy":  # its observation table reuses ended jobs' slots: as many as were live at once
+        assert streamed.engine.scheduler._table.size <= summary["most_jobs_held"] < 3000
 
 
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -190,3 +194,22 @@ def test_online_refits_keep_their_window_only():
     assert len(scheduler._killed) < 100  # learned kills are not held either
     with pytest.raises(InputError, match="train_last=100 has no effect"):
         create_scheduler("easy-predicted", {"learner": "dt", "train_last": "100"})
+
+
+def test_easy_pp_adaboost_refits_keep_their_window_only():
+    """easy-pp's online AdaBoost with train_last=N holds N ended jobs; a window longer than the
+    trace schedules as no window."""
+    from schedlab.schedulers.base import create_scheduler
+
+    workload = generate(nb_jobs=300, nb_resources=64, seed=4)
+    options = {"predictor": "adaboost", "correction": "power", "refit_s": "21600"}
+    runs = {}
+    for window in ("0", "60", "100000"):
+        scheduler = create_scheduler("easy-pp", {**options, "train_last": window})
+        runs[window] = schedlab.simulate(64, workload, scheduler)
+        assert runs[window].complete and scheduler.refits > 5
+        assert len(scheduler._learned_rows) == len(scheduler._learned_runtimes_s) <= int(window) or window == "0"
+    jobs = {window: [(r.start_s, r.finish_s) for r in run.engine.records.values()] for window, run in runs.items()}
+    assert jobs["100000"] == jobs["0"] != jobs["60"]
+    with pytest.raises(InputError, match="train_last=100 has no effect"):
+        create_scheduler("easy-pp", {"train_last": "100"})
