@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 import re
 import shutil
 import signal
@@ -156,6 +157,25 @@ def test_dask_local_cluster_gives_the_process_pools_results(tmp_path):
                                             "workload_path", "platform_path"])  # where each was made
     assert len(results["pool"]) == 30
     pd.testing.assert_frame_equal(results["pool"], results["dask"])
+
+
+def test_a_local_dask_clusters_workers_compute_without_dasks_profiler_and_with_one_thread():
+    pytest.importorskip("distributed")
+    import dask.config
+
+    from schedlab.experiments.cluster import dask_client
+
+    client, closers = dask_client("local", 1)
+    try:
+        def seen() -> tuple[bool, str | None]:
+            import os
+
+            return dask.config.get("distributed.worker.profile.enabled"), os.environ.get("OMP_NUM_THREADS")
+
+        assert list(client.run(seen).values()) == [(False, os.environ.get("OMP_NUM_THREADS", "1"))]
+    finally:
+        for close in closers:
+            close()
 
 
 def test_a_failing_run_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
