@@ -5,8 +5,8 @@
   the walltime; the walltime until two are known), `adaboost` (AdaBoost.R2 of depth-3 trees on the
   user, requested CPUs, memory and walltime; refitted every `refit_s` of simulated time on the jobs
   completed so far, or on the last `train_last` of them, the walltime until the first fit; or
-  `model=PATH`, trained offline on an earlier part of the trace), `default:SECONDS` (a fixed prediction, e.g. `default:600`: correction only),
-  `walltime` (no prediction).
+  `model=PATH`, trained offline on an earlier part of the trace), `default:SECONDS` (a fixed
+  prediction, e.g. `default:600`: correction only), `walltime` (no prediction).
 - `correction`: `none`, `simple` (+1 h), `power` (+15, 30, 60 ... min), `tsafrir` (EASY++'s ladder),
   `walltime`; each fires 60 s before the current limit (predictors/corrections.py).
 - `backfill`: `fcfs` (candidates in queue order, the closest to Slurm's priority-order backfill) or
