@@ -53,23 +53,15 @@ class AvailabilityProfile:
         times, free, capped = [now], [], []
         free_s, capped_s = free_now, free_now if capped_now is None else capped_now
         last_s = now
-        if capped_cores is None:
-            for end_s, _, res in ends:
-                if end_s > last_s:
-                    free.append(free_s)
-                    capped.append(capped_s)
-                    times.append(end_s)
-                    last_s = end_s
-                free_s += res
-        else:
-            for (end_s, _, res), in_share in zip(ends, capped_cores, strict=True):
-                if end_s > last_s:
-                    free.append(free_s)
-                    capped.append(capped_s)
-                    times.append(end_s)
-                    last_s = end_s
-                free_s += res
-                capped_s += in_share
+        for (end_s, _, res), in_share in zip(ends, [0] * len(ends) if capped_cores is None else capped_cores,
+                                             strict=True):
+            if end_s > last_s:
+                free.append(free_s)
+                capped.append(capped_s)
+                times.append(end_s)
+                last_s = end_s
+            free_s += res
+            capped_s += in_share
         free.append(free_s)
         capped.append(capped_s)
         profile.times, profile.free, profile.capped = times, free, capped
