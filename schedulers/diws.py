@@ -112,9 +112,7 @@ class DIWS(PredictedEasy):
         self.model, self.history, self.features, self.learner, self.seed = model, history, features, learner, seed
         self.overrun, self.allow_overlap = overrun, allow_overlap
         self.refit_s, self.refit_jobs = float(refit_s), int(refit_jobs)
-        if train_last < 0 or train_last == 1:
-            raise ValueError(f"train_last must be 0 (every completed job) or at least 2 jobs, got {train_last}")
-        self.train_last = int(train_last)
+        self._set_window(train_last)
         self.oracle = oracle
         self._oracle_s: dict[str, float] | None = None
         if learner == "exact" and (model or history or not oracle):
@@ -233,9 +231,7 @@ class DIWS(PredictedEasy):
         self._learned_killed += [job.id in self._killed for _, job, _ in self._ended[:count]]
         self._killed.difference_update(job.id for _, job, _ in self._ended[:count])
         del self._ended[:count]
-        if self.train_last:  # the window: older jobs are never learned again
-            for learned in (self._learned_rows, self._learned_runtimes_s, self._learned_killed):
-                del learned[:-self.train_last]
+        self._keep_window(self._learned_rows, self._learned_runtimes_s, self._learned_killed)
         table, runtimes = rows_table(self._learned_rows, columns), list(self._learned_runtimes_s)
         killed = list(self._learned_killed)
         predictor = new_predictor(model=self.learner, features=self.features, seed=self.seed)

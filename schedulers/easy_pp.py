@@ -83,10 +83,8 @@ class EasyPlusPlus(PredictedEasy):
             raise ValueError("model=PATH is an offline-trained predictor: give it with predictor=adaboost")
         if not refit_s > 0:
             raise ValueError(f"refit_s must be > 0, got {refit_s}")
-        if train_last < 0 or train_last == 1:
-            raise ValueError(f"train_last must be 0 (every completed job) or at least 2 jobs, got {train_last}")
-        self.train_last = int(train_last)
         super().__init__(backfill_order="queue" if backfill == "fcfs" else "sjbf", correction=correction)
+        self._set_window(train_last)
         self.predictor, self.backfill, self.model, self.refit_s, self.seed = predictor, backfill, model, refit_s, seed
         self.online = predictor == "user-last2"
         # adaboost: the ended jobs' feature rows (each read once) and run times, once learned from
@@ -152,8 +150,7 @@ class EasyPlusPlus(PredictedEasy):
         self._learned_rows += [job_values(job, columns) for _, job, _ in self._ended[:count]]
         self._learned_runtimes_s += [runtime for _, _, runtime in self._ended[:count]]
         del self._ended[:count]
-        if self.train_last:  # the window: older jobs are never learned again
-            del self._learned_rows[:-self.train_last], self._learned_runtimes_s[:-self.train_last]
+        self._keep_window(self._learned_rows, self._learned_runtimes_s)
         if len(self._learned_runtimes_s) < 2:
             return
         table = rows_table(self._learned_rows, columns)

@@ -67,6 +67,19 @@ class PredictedEasy(EasyBackfilling):
         # not learned yet (end time, job, run time), and the next refit time of a periodic one
         self._ended: list[tuple[float, Job, float]] = []
         self._next_refit_s: float | None = None
+        self.train_last = 0  # the window of those refits (`_set_window`)
+
+    def _set_window(self, train_last: int) -> None:
+        """An online learner's `train_last`: each refit learns the last N ended jobs (0: all)."""
+        if train_last < 0 or train_last == 1:
+            raise ValueError(f"train_last must be 0 (every completed job) or at least 2 jobs, got {train_last}")
+        self.train_last = int(train_last)
+
+    def _keep_window(self, *learned: list[Any]) -> None:
+        """Drop from the learned columns what fell out of the window: it is never learned again."""
+        if self.train_last:
+            for values in learned:
+                del values[:-self.train_last]
 
     @property
     def predictions_s(self) -> dict[str, float]:

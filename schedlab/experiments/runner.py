@@ -320,8 +320,6 @@ def _ignore_sigint() -> None:
     one_thread_per_worker()
 
 
-
-
 def _execute_batch(arguments: tuple[list[Run], str]) -> list[dict[str, Any]]:
     return execute_runs(*arguments)
 
