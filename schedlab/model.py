@@ -76,6 +76,23 @@ class Profile:
         return JobState.COMPLETED_SUCCESSFULLY if self.return_code == 0 else JobState.COMPLETED_FAILED
 
 
+_PROFILE_SLOTS = tuple(getattr(Profile, name).__set__ for name in Profile.__slots__)
+assert Profile.__slots__ == ("name", "type", "delay_s", "raw", "return_code")
+
+
+def new_profile(name: str, type: str, delay_s: float | None, raw: Mapping[str, Any],
+                return_code: int) -> Profile:
+    """`Profile(...)` with every field, faster (as `new_job`)."""
+    set_name, set_type, set_delay, set_raw, set_return = _PROFILE_SLOTS
+    profile = object.__new__(Profile)
+    set_name(profile, name)
+    set_type(profile, type)
+    set_delay(profile, delay_s)
+    set_raw(profile, raw)
+    set_return(profile, return_code)
+    return profile
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
     """A job as a scheduler sees it at submission: what Batsim forwards in JOB_SUBMITTED.
@@ -105,7 +122,29 @@ class Job:
         """An equal copy, what an engine hands a scheduler: the engine keeps its own Job, so a
         scheduler that rewrites the one it holds (even through `object.__setattr__`) changes
         nothing the engine does (when it kills the job, what jobs.csv says)."""
-        return Job(self.id, self.submit_time_s, self.res, self.walltime_s, self.profile, self.extra)
+        return new_job(self.id, self.submit_time_s, self.res, self.walltime_s, self.profile, self.extra)
+
+
+# Hot-path constructors of the two objects made once per job read (ten-million-job traces): they fill
+# the slots through their descriptors, in half the time of the generated frozen `__init__` (which
+# looks `object.__setattr__` up per field). Same objects, every field given, nothing checked.
+_new_object = object.__new__
+_JOB_SLOTS = tuple(getattr(Job, name).__set__ for name in Job.__slots__)
+assert Job.__slots__ == ("id", "submit_time_s", "res", "walltime_s", "profile", "extra")
+
+
+def new_job(id: str, submit_time_s: float, res: int, walltime_s: float | None, profile: str,
+            extra: Mapping[str, Any]) -> Job:
+    """`Job(...)` with every field, faster (see above)."""
+    set_id, set_submit, set_res, set_walltime, set_profile, set_extra = _JOB_SLOTS
+    job = _new_object(Job)
+    set_id(job, id)
+    set_submit(job, submit_time_s)
+    set_res(job, res)
+    set_walltime(job, walltime_s)
+    set_profile(job, profile)
+    set_extra(job, extra)
+    return job
 
 
 @dataclass(frozen=True, slots=True)

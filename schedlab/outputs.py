@@ -46,24 +46,39 @@ def _metadata(text: str) -> str:
 
 def _alloc(alloc: ProcSet) -> str:
     """procset's own text form ("0-3 7"), without its per-interval formatting machinery (hot: one
-    call per job)."""
-    return " ".join(str(i.inf) if i.inf == i.sup else f"{i.inf}-{i.sup}" for i in alloc.intervals())
+    call per job). Reads procset 1.x's documented `_itvs` (resources.procset_from_sorted does)."""
+    intervals = alloc._itvs
+    if len(intervals) == 1:  # the common case: one run of ids
+        inf, sup = intervals[0]
+        return str(inf) if inf == sup else f"{inf}-{sup}"
+    return " ".join(str(inf) if inf == sup else f"{inf}-{sup}" for inf, sup in intervals)
+
+
+#: a row of a job that ran, in one %-format (C's %f, as Batsim prints): one call per job
+_RAN_ROW = "%s,%s,%s,%f,%s,%f,%s,%s,%f,%f,%f,%f,%f,%f,%s,-1.000000,%s"
+_REJECTED_ROW = "%s,%s,%s,%f,%s,%f,0,REJECTED,,,,,,,,,%s"
+_SUCCESS, _REJECTED = JobState.COMPLETED_SUCCESSFULLY, JobState.REJECTED
 
 
 def job_row(record: JobRecord) -> str:
     job = record.job
-    requested = -1.0 if job.walltime_s is None else job.walltime_s
+    job_id = job.id
+    cut = job_id.find("!")  # Job.workload and Job.name, without two property calls
+    workload, name = (job_id[:cut], job_id[cut + 1:]) if cut >= 0 else ("", job_id)
+    walltime = job.walltime_s
+    requested = -1.0 if walltime is None else walltime
     submit = job.submit_time_s
-    head = f"{job.name},{job.workload},{job.profile},{submit:f},{job.res},{requested:f},"
-    if record.state is JobState.REJECTED:
-        return head + "0,REJECTED,,,,,,,,," + _metadata(record.metadata)
+    state, metadata = record.state, record.metadata
+    quoted = _metadata(metadata) if metadata else '""'
+    if state is _REJECTED:
+        return _REJECTED_ROW % (name, workload, job.profile, submit, job.res, requested, quoted)
     start, finish = record.span_s()
     runtime = finish - start
     turnaround = finish - submit
     stretch = turnaround / runtime if runtime > 0 else math.inf
-    success = "1" if record.state is JobState.COMPLETED_SUCCESSFULLY else "0"
-    return (f"{head}{success},{record.state.value},{start:f},{runtime:f},{finish:f},{start - submit:f},"
-            f"{turnaround:f},{stretch:f},{_alloc(record.alloc)},-1.000000,{_metadata(record.metadata)}")
+    return _RAN_ROW % (name, workload, job.profile, submit, job.res, requested, "1" if state is _SUCCESS else "0",
+                       state.value, start, runtime, finish, start - submit, turnaround, stretch,
+                       _alloc(record.alloc), quoted)
 
 
 def outcomes(records: Iterable[JobRecord]) -> list[Outcome]:

@@ -82,21 +82,23 @@ class ResourceMask:
     def take_if_free(self, alloc: ProcSet, size: int) -> ProcSet | None:
         """Take `alloc` if all of it is free; else change nothing and return its busy part."""
         mask = self.free
-        for interval in alloc.intervals():
-            if mask.find(_BUSY, interval.inf, interval.sup + 1) >= 0:
+        for inf, sup in alloc._itvs:  # procset 1.x's interval list (procset_from_sorted's invariant)
+            if mask.find(_BUSY, inf, sup + 1) >= 0:
                 return self.busy_part(alloc)
         self.take(alloc, size)
         return None
 
     def take(self, alloc: ProcSet, size: int) -> None:
         """Mark `alloc` (of `size` resources, known to be free) busy."""
-        for inf, sup in alloc.intervals():
-            self.free[inf:sup + 1] = self._zeros[:sup - inf + 1]
+        mask, zeros = self.free, self._zeros
+        for inf, sup in alloc._itvs:
+            mask[inf:sup + 1] = zeros[:sup - inf + 1]
         self.nb_free -= size
 
     def release(self, alloc: ProcSet, size: int) -> None:
-        for inf, sup in alloc.intervals():
-            self.free[inf:sup + 1] = self._ones[:sup - inf + 1]
+        mask, ones = self.free, self._ones
+        for inf, sup in alloc._itvs:
+            mask[inf:sup + 1] = ones[:sup - inf + 1]
         self.nb_free += size
 
     def free_runs(self) -> list[tuple[int, int]]:

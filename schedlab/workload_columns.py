@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from schedlab.errors import InputError
-from schedlab.model import Job, Profile
+from schedlab.model import Job, Profile, new_job, new_profile
 from schedlab.workload import StreamedWorkload, Workload
 
 GROUP_JOBS = 65_536
@@ -157,14 +157,16 @@ def _jobs_of(batch: Any, extras: list[str], workload_name: str, where: str) -> I
     empty: MappingProxyType[str, Any] = MappingProxyType({})
     for index, (job_name, submit, walltime, res, profile, delay, ret) in enumerate(zip(
             *(columns[key] for key in FIXED), strict=True)):
-        if not (isinstance(delay, float | int) and math.isfinite(delay) and delay >= 0):
+        if not (isinstance(delay, (float, int)) and math.isfinite(delay) and delay >= 0):
             raise InputError(f"job {job_name!r}: not a delay >= 0: {delay!r}", path=where, field="delay")
         if not (isinstance(res, int) and res >= 1):
             raise InputError(f"job {job_name!r}: not a number of resources >= 1: {res!r}", path=where, field="res")
         extra = empty
         if extra_values is not None:
             extra = MappingProxyType({k: v for k, v in zip(names, extra_values[index], strict=True) if v is not None})
-        job = Job(f"{workload_name}!{job_name}", float(submit), res, None if walltime < 0 else float(walltime),
-                  profile, extra)
-        raw = {"type": "delay", "delay": delay, **({"ret": ret} if ret else {})}
-        yield job, Profile(profile, "delay", float(delay), MappingProxyType(raw), ret or 0)
+        job = new_job(f"{workload_name}!{job_name}", float(submit), res, None if walltime < 0 else float(walltime),
+                      profile, extra)
+        raw = {"type": "delay", "delay": delay}
+        if ret:
+            raw["ret"] = ret
+        yield job, new_profile(profile, "delay", float(delay), MappingProxyType(raw), ret or 0)

@@ -182,13 +182,15 @@ class EasyBackfilling(QueueScheduler):
         """Start what EASY starts now; returns the jobs started, and whether the pass was full."""
         queue = self._queue
         cached = self._reservation
-        full_pass: bool = self._released or cached is None or cached[0] != queue[0].job.id
+        head = queue[0].job
+        full_pass: bool = self._released or cached is None or cached[0] != head.id
         if full_pass:
             started = self._start_head_jobs(now, decisions)
             if not queue:
                 self._reservation = None
                 return [entry.job for entry in started], True
-            head = queue[0].job
+            if started:
+                head = queue[0].job
             shadow_s, extra = self._shadow(head, now)
             self.head_reservations_s[head.id] = shadow_s
             budget = self._budget
@@ -217,7 +219,7 @@ class EasyBackfilling(QueueScheduler):
         self._backfill(candidates, budget, now, shadow_s, decisions, started)
         if len(started) > nb_heads:
             self._remove_waiting(started[nb_heads:])
-        self._reservation = (queue[0].job.id, shadow_s, budget.extra)
+        self._reservation = (head.id, shadow_s, budget.extra)  # backfilling never starts the head
         return [entry.job for entry in started], full_pass
 
     def _backfill_key(self, entry: Entry) -> tuple[Any, ...]:

@@ -108,7 +108,7 @@ class Scheduler:
 
     def forget_job(self, job_id: str) -> None:
         """A job's entries in the `per_job_records` dicts, dropped (a streamed run, once it ended)."""
-        for name in {name for klass in type(self).__mro__ for name in vars(klass).get("per_job_records", ())}:
+        for name in _per_job_records(type(self)):
             getattr(self, name).pop(job_id, None)
 
     def run_report(self) -> dict[str, Any]:
@@ -199,3 +199,15 @@ def _same_class(a: type, b: type) -> bool:
         return a.__qualname__ == b.__qualname__ and inspect.getsourcefile(a) == inspect.getsourcefile(b)
     except TypeError:
         return False
+
+
+_PER_JOB_RECORDS: dict[type, tuple[str, ...]] = {}
+
+
+def _per_job_records(klass: type) -> tuple[str, ...]:
+    """Every `per_job_records` name of `klass` and its bases, found once (asked at every job's end)."""
+    names = _PER_JOB_RECORDS.get(klass)
+    if names is None:
+        names = _PER_JOB_RECORDS[klass] = tuple(sorted(
+            {name for base in klass.__mro__ for name in vars(base).get("per_job_records", ())}))
+    return names

@@ -47,7 +47,7 @@ _new_entry = tuple.__new__
 def calls_first(decisions: list[Decision]) -> list[Decision]:
     """The decisions with the CALL_ME_LATERs first, each kind in its order: Batsim receives a
     reply's decisions one message at a time, and a call must reach it before its time."""
-    if any(type(d) is CallMeLater for d in decisions):
+    if CallMeLater in map(type, decisions):
         decisions.sort(key=lambda d: type(d) is not CallMeLater)
     return decisions
 
@@ -259,7 +259,10 @@ class QueueScheduler(Scheduler):
 
     # ------------------------------------------------------------------ decisions
     def decide(self, now: float) -> list[Decision]:
-        self.wakeup_margin.request(now)
+        margin = self.wakeup_margin
+        observing = margin.platform_s is None  # a known message time needs no bound from replies
+        if observing:
+            margin.request(now)
         if self._ends and self._ends[0][0] <= now + self.revision_lead_s + self.TIME_TOLERANCE_S:
             self._revise_overdue(now)
         decisions, self._pending = self._pending, []
@@ -271,7 +274,8 @@ class QueueScheduler(Scheduler):
         self._new.clear()
         self._released = self._completed = False
         # a rejection's reason is one more message (`serve` sends it first, as metadata)
-        self.wakeup_margin.replied(now, len(decisions) + sum(1 for d in decisions if type(d) is Reject and d.reason))
+        if observing:
+            margin.replied(now, len(decisions) + sum(1 for d in decisions if type(d) is Reject and d.reason))
         return calls_first(decisions)
 
     #: queues at least this long are re-scored with the policy's array form, when it has one
@@ -298,13 +302,14 @@ class QueueScheduler(Scheduler):
     def _start_head_jobs(self, now: float, decisions: list[Decision]) -> list[Entry]:
         """Start queue-head jobs while they fit (the FCFS part of every list scheduler); returns
         their entries."""
-        queue = self._queue
+        resources = self._resources
         nb = 0
-        while nb < len(queue) and queue[nb].res <= self._resources.nb_free:
-            entry = queue[nb]
+        for entry in self._queue:  # an iterator: a SortedList's indexing is Python code
+            if entry.res > resources.nb_free:
+                break
             self._start(entry.job, now, decisions, entry.estimate_s)
             nb += 1
-        return self._dequeue_head(nb)
+        return self._dequeue_head(nb) if nb else []
 
     def _start(self, job: Job, now: float, decisions: list[Decision], estimate_s: float | None = None,
                alloc: ProcSet | None = None) -> None:

@@ -86,6 +86,32 @@ def test_a_columnar_file_round_trips_a_batsim_workload(tmp_path):
     assert "COMPLETED_FAILED" in (tmp_path / "columns" / "jobs.csv").read_text()
 
 
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("delay", -1.0, "job '2': not a delay >= 0: -1.0"), ("delay", float("nan"), "job '2': not a delay >= 0: nan"),
+    ("delay", None, "job '2': not a delay >= 0: None"), ("res", 0, "job '2': not a number of resources >= 1: 0")])
+def test_a_columnar_files_bad_job_is_named_with_its_field(tmp_path, field, value, message):
+    """The reader's checks (a delay >= 0, resources >= 1) name the file, the job and the field; the
+    jobs before it were read as written (fields and profile)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    jobs = [(Job(f"w0!{i}", float(i), 1 + i % 2, 100.0, f"p{i}"), Profile(f"p{i}", "delay", 10.0 + i,
+                                                                             {"type": "delay", "delay": 10.0 + i}))
+            for i in range(4)]
+    write_columns(tmp_path / "good.parquet", iter(jobs), name="w0", nb_res=4, nb_jobs=4)
+    assert list(read_columns(tmp_path / "good.parquet").stream()) == jobs
+    assert [dict(p.raw) for _, p in read_columns(tmp_path / "good.parquet").stream()] == [dict(p.raw) for _, p in jobs]
+    table = pq.read_table(tmp_path / "good.parquet")
+    values = table.column(field).to_pylist()
+    values[2] = value
+    column = pa.array(values, type=table.schema.field(field).type)
+    pq.write_table(table.set_column(table.schema.get_field_index(field), field, column), tmp_path / "bad.parquet")
+    with pytest.raises(InputError) as raised:  # within the head, read when the file is opened
+        list(read_columns(tmp_path / "bad.parquet").stream())
+    assert str(raised.value).endswith(message) and raised.value.field == field
+    assert str(tmp_path / "bad.parquet") in str(raised.value)
+
+
 def test_reading_a_columnar_file_holds_one_row_group_not_the_file(tmp_path, monkeypatch):
     """One pyarrow reader over the whole file kept every page it read (1.24 MB here, the file's
     size; 33 bytes a job, 330 MB over ten million): a reader per row group holds one group."""

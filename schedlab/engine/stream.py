@@ -11,7 +11,6 @@ queue, the running jobs and what the scheduler itself keeps.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
@@ -29,7 +28,7 @@ class RowWriter:
     again (they are in jobs.csv)."""
 
     def __init__(self, handle: IO[str], records: dict[str, JobRecord], profiles: dict[str, Profile],
-                 uses: Counter[str]) -> None:
+                 uses: dict[str, int]) -> None:
         from schedlab.outputs import job_row
 
         self.handle, self.records, self.profiles, self.uses = handle, records, profiles, uses
@@ -43,10 +42,12 @@ class RowWriter:
         self.handle.write(self._row(record) + "\n")
         self.columns.add(job.submit_time_s, job.res, record.state.value, record.start_s, record.finish_s)
         self.count += 1
-        profile = job.profile
-        self.uses[profile] -= 1
-        if not self.uses[profile]:
-            del self.uses[profile], self.profiles[profile]
+        profile, uses = job.profile, self.uses
+        left = uses[profile] - 1
+        if left:
+            uses[profile] = left
+        else:
+            del uses[profile], self.profiles[profile]
 
     def __len__(self) -> int:
         return self.count
@@ -65,7 +66,7 @@ class StreamEngine(Engine):
             scheduler.keeps_records = False  # a job's report-only entries go once it ended
         super().__init__(platform, live, scheduler, progress=progress)
         self._profiles: dict[str, Profile] = live.profiles  # type: ignore[assignment]
-        self._uses: Counter[str] = Counter()
+        self._uses: dict[str, int] = {}  # jobs read and not ended, per profile
         self.finished = self.ledger.finished = RowWriter(rows, self.records, self._profiles, self._uses)  # type: ignore[assignment]
         self._source: Iterator[tuple[Job, Profile]] = iter(workload.stream())
         self._last_submit_s: float | None = None
@@ -93,7 +94,8 @@ class StreamEngine(Engine):
         if len(records) > self.most_jobs_held:
             self.most_jobs_held = len(records)
         self._profiles[job.profile] = profile
-        self._uses[job.profile] += 1
+        uses = self._uses
+        uses[job.profile] = uses.get(job.profile, 0) + 1
         self._last_submit_s = job.submit_time_s
         self.nb_jobs_read += 1
         self._push(job.submit_time_s, Event.JOB_SUBMITTED, job)
