@@ -43,15 +43,19 @@ the study's rule: it keeps a retrain's cost flat on long traces).
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
+from bisect import bisect_left
 from collections import deque
+from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from schedlab.model import Decision, Execute, Job, Platform
 from schedlab.schedulers.base import register
+from schedlab.schedulers.hybrid_queue import QueueSplit
 from schedlab.schedulers.plan_based import PlanBased
 from schedlab.schedulers.profile import AvailabilityProfile
 from schedlab.schedulers.queue import Entry, calls_first
@@ -88,6 +92,9 @@ class Hybrid(PlanBased):
         "seed": "the seed of the reliability model's fits and of perturbed:A's coin"}
     #: no model from fewer completed jobs (80% row subsampling needs a few rows to leave out)
     MIN_TRAINING_ROWS = 5
+    #: True: split the queue anew and walk all of step 2's entries at every decision (the reference
+    #: the tests compare the kept split and its shape-by-shape search to: the same schedule)
+    walks_whole_queue = False
 
     @with_runtime_options
     def __init__(self, *, alpha0: float = 0.6, threshold: float = 0.6, retrain: float = 86400.0,
@@ -127,6 +134,7 @@ class Hybrid(PlanBased):
         self.predictable: dict[str, bool] = {}
         self.nb_classified = self.nb_classified_predictable = 0  # what the report says: counted, not kept
         self._planned: set[str] = set()  # running jobs started by step 1 (they count in the share)
+        self._split: QueueSplit | None = None  # the queue as the two steps take it (hybrid_queue.py)
         self.nb_started_by_plan = 0  # jobs started by step 1, as predictable (summary.json says it)
         self.nb_lent = 0  # predictable jobs started on lent idle cores (share_mode=soft)
         self.retrain_times_s: list[float] = []
@@ -280,48 +288,73 @@ class Hybrid(PlanBased):
         floor(alpha m) minus the running planned jobs."""
         return self.running_profile(now, share=self.share, in_share=self._planned)
 
+    def _queue_split(self, share: int) -> QueueSplit:
+        """The queue split between the two steps, up to date: the new entries put in place, or made
+        anew when the share changed or the queue changed otherwise (hybrid_queue.py)."""
+        split = self._split
+        if split is None or split.share != share or self.walks_whole_queue:
+            predictable = self.predictable
+            requested = self.requested_of_s
+            split = self._split = QueueSplit(
+                share, self._queue, step1=lambda e: e.res <= share and predictable[e.job.id],
+                step2_key=(lambda e: e[:3]) if self.step2_order == "fcfs" else
+                (lambda e: (requested[e.job.id], e.submit_s, e.seq)),
+                duration_s=lambda e: requested[e.job.id])
+        else:
+            for entry in self._new:
+                split.add(entry)
+        assert len(split) == len(self._queue)  # every change of the queue is in the split
+        return split
+
+    def _dequeue(self, entry: Entry, index: int | None = None) -> None:
+        super()._dequeue(entry, index)
+        self._split = None  # (a revised estimate) made anew at the next decision
+
+    def _dequeue_head(self, nb: int) -> list[Entry]:
+        self._split = None
+        return super()._dequeue_head(nb)
+
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         if not (self._released or self._new):
             return
         share, profile = self.share, self.plan_profile(now)
-        planned: list[Entry] = []  # step 1's jobs
-        candidates: list[Entry] = []  # step 2's, in queue order
-        predictable = self.predictable
-        for entry in self._queue:
-            (planned if entry.res <= share and predictable[entry.job.id] else candidates).append(entry)
+        split = self._queue_split(share)
+        planned = split.planned  # step 1's jobs, in online-SVF order
         head = None
         if self.protect_head and self._head is not None:
             # once a head, its reservation depends on the running jobs only (EASY's rule): planned
             # jobs go around it, else a stream of predictable jobs would push it back forever. It
             # stays the head while it waits outside the plan, even when a smaller share sends
             # earlier predictable jobs to step 2 ahead of it: they go around it too (step 2)
-            head = next((e.job for e in candidates if e.job.id == self._head[0]), None)
+            head = split.by_id.get(self._head[0])
         if head is not None:
-            duration_s = self.requested_of_s[head.id]
+            duration_s = self.requested_of_s[head.job.id]
             start_s = profile.earliest(head.res, duration_s)
             profile.reserve(start_s, start_s + duration_s, head.res)
-            self._head = (head.id, start_s)
+            self._head = (head.job.id, start_s)
         else:
             self._head = None
-        planned.sort(key=lambda e: (e.estimate_s * e.res, e.submit_s, e.seq))  # online-SVF
         started_before = len(decisions)
-        self.plan_queue(profile, planned, now, decisions, capped=True)
-        by_plan = [d.job_id for d in decisions[started_before:] if isinstance(d, Execute)]
-        self._planned.update(by_plan)
-        self.nb_started_by_plan += len(by_plan)
-        self._backfill(profile, candidates, now, decisions)
+        started: list[Entry] = []
+        self.plan_queue(profile, planned, now, decisions, capped=True, started=started)
+        self._planned.update(entry.job.id for entry in started)
+        self.nb_started_by_plan += len(started)
+        started += self._backfill(profile, split, head, now, decisions)
         if self.share_mode == "soft":
-            self._lend(profile, planned, now, decisions[started_before:], decisions)
-        started = {d.job_id for d in decisions[started_before:] if isinstance(d, Execute)}
-        if started:
-            self._queue = [e for e in self._queue if e.job.id not in started]
+            started += self._lend(profile, planned, now, decisions[started_before:], decisions)
+        queue = self._queue
+        for entry in started:
+            split.remove(entry)
+            del queue[bisect_left(queue, entry)]
 
     def _lend(self, profile: AvailabilityProfile, planned: list[Entry], now: float, made: list[Decision],
-              decisions: list[Decision]) -> None:
+              decisions: list[Decision]) -> list[Entry]:
         """Step 3 (share_mode=soft): idle cores lent to the predictable jobs still waiting, in
-        online-SVF order, each for its requested time where it fits now around every reservation."""
+        online-SVF order, each for its requested time where it fits now around every reservation.
+        Returns the entries started."""
         started = {d.job_id for d in made if isinstance(d, Execute)}
         requested = self.requested_of_s
+        lent = []
         for entry in planned:
             if profile.free[0] == 0:
                 break
@@ -333,33 +366,37 @@ class Hybrid(PlanBased):
                 profile.reserve(now, now + duration_s, job.res)
                 self._start(job, now, decisions, duration_s)
                 self.nb_lent += 1
+                lent.append(entry)
+        return lent
 
-    def _backfill(self, profile: AvailabilityProfile, candidates: list[Entry], now: float,
-                  decisions: list[Decision]) -> None:
+    def _backfill(self, profile: AvailabilityProfile, split: QueueSplit, kept: Entry | None, now: float,
+                  decisions: list[Decision]) -> list[Entry]:
         """Step 2: FCFS + EASY for the unpredictable queue with requested times, around the plan:
         jobs start in queue order until one does not fit (the head: it reserves), then the others
-        are tried in `step2_order`."""
+        are tried in `step2_order`. `kept`: the head kept from an earlier decision, its reservation
+        already in the profile. Returns the entries started."""
         requested = self.requested_of_s
-        kept = self._head  # the head's reservation, already in the profile
-        if kept is not None and candidates[0].job.id != kept[0]:
+        started: list[Entry] = []
+        order: Iterable[Entry] = split.others
+        if kept is not None and split.others[0] is not kept:
             # a smaller share sent earlier predictable jobs here, ahead of the kept head: the head
             # goes first, they follow in queue order (EASY: the protected job is served first)
-            kept_id = kept[0]
-            candidates.sort(key=lambda e: e.job.id != kept_id)  # stable: the others keep their order
-        rest_from = len(candidates)
-        for index, entry in enumerate(candidates):
+            order = itertools.chain((kept,), (e for e in split.others if e is not kept))
+        head = None  # the entry that stops the FCFS part (it holds a reservation)
+        for entry in order:
             job = entry.job
             duration_s = requested[job.id]
-            if kept is not None:  # the head, reserved before step 1
-                kept = None
+            if entry is kept:  # the head, reserved before step 1
                 if self._head is not None and self._head[1] <= now:  # its slot is now: it starts there
                     self._start(job, now, decisions, duration_s)
+                    started.append(entry)
                     self._head = None  # and the next unpredictable job is the head
                     continue
                 self.head_reservations_s[job.id] = self._head[1]  # type: ignore[index]
             elif job.res <= profile.free[0] and profile.fits_now(job.res, duration_s):
                 profile.reserve(now, now + duration_s, job.res)
                 self._start(job, now, decisions, duration_s)
+                started.append(entry)
                 continue
             else:
                 shadow_s = profile.earliest(job.res, duration_s)
@@ -367,11 +404,42 @@ class Hybrid(PlanBased):
                 self.head_reservations_s[job.id] = shadow_s
                 if self.protect_head:
                     self._head = (job.id, shadow_s)
-            rest_from = index + 1
+            head = entry
             break
-        rest = candidates[rest_from:]
+        if head is None or profile.free[0] == 0:
+            return started  # every job started, or nothing more starts now (the head has its reservation)
+        # the others, shape by shape ((cores, requested time): hybrid_queue.py), in step2_order,
+        # each started if it fits now for its requested time around every reservation
+        least_free: dict[float, int] = {}  # requested time -> fewest cores free within it (until a start)
+
+        def fits(cores: int, duration_s: float) -> bool:
+            least = least_free.get(duration_s)
+            if least is None:
+                least = least_free[duration_s] = profile.least_free_within(duration_s)
+            return cores <= least
+
+        skipped = {id(entry) for entry in started}
+        skipped.add(id(head))
+        backfilled = []
+        if self.walks_whole_queue:
+            return started + self._walk_step2(profile, split, skipped, now, decisions)
+        for entry in split.step2_in_order(fits, lambda e: id(e) in skipped):
+            duration_s = requested[entry.job.id]
+            profile.reserve(now, now + duration_s, entry.res)
+            self._start(entry.job, now, decisions, duration_s)
+            backfilled.append(entry)
+            least_free.clear()
+        return started + backfilled
+
+    def _walk_step2(self, profile: AvailabilityProfile, split: QueueSplit, skipped: set[int], now: float,
+                    decisions: list[Decision]) -> list[Entry]:
+        """Step 2's backfilling as a walk of every waiting entry (`walks_whole_queue`: the
+        reference the tests compare the shape-by-shape search to)."""
+        requested = self.requested_of_s
+        rest = [entry for entry in split.others if id(entry) not in skipped]
         if self.step2_order == "sjbf":
             rest.sort(key=lambda e: (requested[e.job.id], e.submit_s, e.seq))
+        backfilled = []
         for entry in rest:
             free_now = profile.free[0]
             if free_now == 0:
@@ -381,3 +449,5 @@ class Hybrid(PlanBased):
             if job.res <= free_now and profile.fits_now(job.res, duration_s):
                 profile.reserve(now, now + duration_s, job.res)
                 self._start(job, now, decisions, duration_s)
+                backfilled.append(entry)
+        return backfilled

@@ -13,7 +13,8 @@ smallest volume. All four plan with `runtime=predicted|exact|perturbed:A|request
 
 from __future__ import annotations
 
-from collections.abc import Container
+from bisect import bisect_left
+from collections.abc import Collection
 from typing import Any, ClassVar
 
 from schedlab.model import Decision
@@ -39,23 +40,28 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
         self.planned_start_s: dict[str, float] = {}
 
     def running_profile(self, now: float, *, share: int | None = None,
-                        in_share: Container[str] = frozenset()) -> AvailabilityProfile:
+                        in_share: Collection[str] = frozenset()) -> AvailabilityProfile:
         """Free cores from now on, running jobs released at their planned ends. With `share`, the
         capped dimension starts at `share` minus the cores of the running jobs whose ids are
         `in_share`, and gets them back at their ends."""
         ends, free = self._ends, self._resources.nb_free
         if share is None:
             return AvailabilityProfile.of_running(now, free, ends)
-        by_end = self._by_end
-        shared = [key[2] if by_end[key].job.id in in_share else 0 for key in ends]
+        # the running jobs in the share put in place among the ends (fewer than the running jobs)
+        shared = [0] * len(ends)
+        running = self._running
+        for job_id in in_share:
+            key = running[job_id].end_key
+            shared[bisect_left(ends, key)] = key[2]
         return AvailabilityProfile.of_running(now, free, ends, capped_now=share - sum(shared), capped_cores=shared)
 
     def plan_queue(self, profile: AvailabilityProfile, entries: list[Entry], now: float,
-                   decisions: list[Decision], *, capped: bool = False, whole: bool = True) -> list[Entry]:
+                   decisions: list[Decision], *, capped: bool = False, whole: bool = True,
+                   started: list[Entry] | None = None) -> list[Entry]:
         """Give each entry (in order) its earliest slot, reserve it, start those planned for now;
-        returns the entries not started. `whole=False`: stop once fewer cores are free now than any
-        later entry requests (nothing later can start now; the rest of the plan is only needed by
-        who backfills around it)."""
+        returns the entries not started (and appends those started to `started`, when given).
+        `whole=False`: stop once fewer cores are free now than any later entry requests (nothing
+        later can start now; the rest of the plan is only needed by who backfills around it)."""
         waiting = []
         smallest_after: list[int] = []  # smallest request from each entry on: who can still start now
         if not whole:
@@ -71,6 +77,8 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
             self.planned_start_s[job.id] = start_s
             if start_s <= now:  # the profile gives exactly `now` to a job that fits now
                 self._start(job, now, decisions, entry.estimate_s)
+                if started is not None:
+                    started.append(entry)
             else:
                 waiting.append(entry)
         waiting.extend(entries[len(starts):])

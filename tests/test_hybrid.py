@@ -556,6 +556,69 @@ def test_plan_based_schedulers_plan_the_same_compiled(scenario, name, monkeypatc
     assert outputs[0] == outputs[1]
 
 
+@st.composite
+def backlog_scenarios(draw):
+    """Many jobs of few shapes (cores, requested time) arriving faster than they run: a backlog
+    whose step 2 holds several jobs of each shape."""
+    nb_res = draw(st.integers(4, 12))
+    specs = []
+    for i in range(draw(st.integers(10, 70))):
+        walltime = draw(st.sampled_from([20, 45, 90]))
+        specs.append((str(i), draw(st.integers(0, 150)), draw(st.sampled_from([1, 2, nb_res // 2, nb_res])),
+                      draw(st.integers(1, walltime)), walltime, {"user": f"u{draw(st.integers(0, 3))}"}))
+    return nb_res, specs
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=hybrid_scenarios() | backlog_scenarios(),
+       options=st.sampled_from([*HYBRID_OPTIONS[:6],
+                                {"retrain": "50", "reliability": "dt", "threshold": "0.2", "share_mode": "soft",
+                                 "alpha0": "0.3"},
+                                {"retrain": "70", "reliability": "dt", "threshold": "0.0", "step2_order": "sjbf",
+                                 "share_mode": "soft"}]))
+def test_the_kept_queue_split_schedules_as_a_walk_of_the_whole_queue(scenario, options):
+    """The split kept between decisions and step 2's search shape by shape (hybrid_queue.py) give
+    the schedule of splitting and walking the whole queue at every decision; the running profile's
+    share (only the planned jobs put in place) is the one counted job by job."""
+    from tests.helpers.invariants import render
+
+    nb_res, specs = scenario
+    outputs = []
+    for walks in (True, False):
+        scheduler = create_scheduler("hybrid", options)
+        scheduler.walks_whole_queue = walks
+        running_profile = scheduler.running_profile
+
+        def profile_checked(now, *, share=None, in_share=frozenset(), scheduler=scheduler,
+                            running_profile=running_profile):
+            made = running_profile(now, share=share, in_share=in_share)
+            ends, by_end = scheduler._ends, scheduler._by_end
+            shared = [key[2] if by_end[key].job.id in in_share else 0 for key in ends]
+            releases = [(key[0], key[2], cores) for key, cores in zip(ends, shared, strict=True)]
+            counted = AvailabilityProfile(now, scheduler.nb_free, capped_now=share - sum(shared), releases=releases)
+            assert made.steps() == counted.steps()
+            return made
+
+        scheduler.running_profile = profile_checked
+        engine = Engine(Platform.homogeneous(nb_res), make_workload(specs), scheduler)
+        engine.run()
+        outputs.append((render(engine), scheduler.nb_started_by_plan, scheduler.nb_lent))
+    assert outputs[0] == outputs[1]
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(case=profiles_and_jobs())
+def test_the_least_free_cores_within_a_duration_say_what_fits_now(case):
+    nb_res, releases, capped_now, jobs, _, _ = case
+    profile = AvailabilityProfile(0.0, nb_res, capped_now=capped_now, releases=releases)
+    for cores, duration_s in jobs:
+        least = profile.least_free_within(duration_s)
+        for need in range(0, nb_res + 2):
+            assert profile.fits_now(need, duration_s) == (need <= least)
+        start_s = profile.earliest(cores, duration_s)
+        profile.reserve(start_s, start_s + duration_s, cores)
+
+
 def test_a_start_within_the_time_tolerance_of_an_end_takes_only_free_cores():
     """A call delivered 0.2 us before a running job's planned end (within the time tolerance):
     the job due then is not started on its cores, and an overrun is replanned past the tolerance."""
