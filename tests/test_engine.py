@@ -56,6 +56,10 @@ def engine_with(script, specs=SPECS, nb_res=4):
     ([Execute("w0!a", ProcSet((0, 2)))], "has 3 resources, the job requests 2"),
     ([Execute("w0!a", ProcSet((0, 1))), Execute("w0!b", ProcSet((1, 2)))], "already in use"),
     ([Execute("w0!a", ProcSet((3, 4)))], "outside resources 0-3"),
+    ([Execute("w0!a", ProcSet(1, 4))], "outside resources 0-3"),  # intervals apart: the last one is out
+    ([Execute("w0!a", ProcSet(0, 2, 3))], "has 3 resources, the job requests 2"),
+    ([Execute("w0!a", ProcSet())], "has 0 resources, the job requests 2"),
+    ([Execute("w0!a", ProcSet(0, 2)), Execute("w0!b", ProcSet(1, 2))], "resources '2' are already in use"),
     ([Execute("w0!zz", ProcSet((0, 1)))], "unknown job 'w0!zz'"),
     ([Execute("w0!a", ProcSet((0, 1))), Reject("w0!a")], "each job is decided exactly once"),
     ([CallMeLater(0.0)], "awaken in the past"),

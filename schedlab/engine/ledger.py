@@ -76,12 +76,19 @@ class JobLedger:
     def start(self, record: JobRecord, alloc: ProcSet, now: float) -> None:
         """The job starts now on `alloc` (taken), or what Batsim would abort on is raised."""
         job = record.job
-        size = len(alloc)
+        intervals = alloc._itvs  # procset 1.x's sorted disjoint intervals (its len, min and max are Python code)
+        if not intervals:
+            size, lowest, highest = 0, 0, 0
+        elif len(intervals) == 1:  # the common case: one run of ids
+            lowest, highest = intervals[0]
+            size = highest - lowest + 1
+        else:
+            size, lowest, highest = len(alloc), intervals[0][0], intervals[-1][1]
         if size != job.res:
             raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' has "
                                   f"{size} resources, the job requests {job.res}")
         nb_resources = self.platform.nb_resources
-        if alloc.min < 0 or alloc.max >= nb_resources:
+        if lowest < 0 or highest >= nb_resources:
             raise SimulationError(f"EXECUTE_JOB for job '{job.id}' at t={now!r}: allocation '{alloc}' is "
                                   f"outside resources 0-{nb_resources - 1}")
         overlap = self.resources.take_if_free(alloc, size)
