@@ -58,10 +58,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000, 10_000_000])
     parser.add_argument("--learning-sizes", type=int, nargs="*", default=[100_000, 1_000_000])
     parser.add_argument("--learning", nargs="*", default=list(LEARNING), choices=list(LEARNING))
-    # the hybrid is left out of the trace's by default: its decision passes over the whole queue,
-    # and RICC's backlog (18,523 jobs at once under EASY) took it past 14 minutes
-    parser.add_argument("--trace-schedulers", nargs="*", default=["easy", *(k for k in LEARNING if k != "hybrid")],
-                        choices=["easy", *LEARNING])
+    parser.add_argument("--trace-schedulers", nargs="*", default=["easy", *LEARNING], choices=["easy", *LEARNING])
     parser.add_argument("--trace", type=Path, default=RICC if RICC.is_file() else None)
     parser.add_argument("--keep", type=Path, help="keep the workloads and results here")
     args = parser.parse_args()

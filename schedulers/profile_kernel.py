@@ -33,21 +33,32 @@ def plan_jobs(times: np.ndarray, free: np.ndarray, share: np.ndarray, n: int, co
               durations: np.ndarray, capped: bool, stop_below: np.ndarray, starts: np.ndarray) -> tuple[int, int]:
     """Plan jobs in order on the first `n` steps (arrays with room for two more per job); before
     job i, stop if fewer cores are free now than `stop_below[i]`. Fills `starts`; returns the number
-    of jobs planned and of steps."""
+    of jobs planned and of steps.
+
+    Planning only takes room, so the steps before the first one with room for c cores never get
+    room for c again: `room_from[c]` remembers that step's time, and the next job of c cores
+    searches from there (a long queue planned far ahead walked the whole profile for each job)."""
+    room_from = np.full(cores.max() + 1 if cores.shape[0] else 1, -math.inf)
     for i in range(cores.shape[0]):
         now_free = min(free[0], share[0]) if capped else free[0]
         if now_free < stop_below[i]:
             return i, n
         need, duration = cores[i], durations[i]
-        start = times[0]
-        found = math.inf
         j = 0
+        if room_from[need] > times[0]:  # the step that starts then (steps are never removed)
+            j = np.searchsorted(times[:n], room_from[need])
+        start = times[j]
+        found = math.inf
+        seen_room = False
         while j < n:  # earliest: a step without room moves the start to the next step
             if free[j] < need or (capped and share[j] < need):
                 j += 1
                 if j < n:
                     start = times[j]
                 continue
+            if not seen_room:
+                seen_room = True
+                room_from[need] = times[j]
             j += 1
             if j == n or times[j] >= start + duration:
                 found = start
