@@ -525,13 +525,16 @@ def test_a_profile_of_running_jobs_by_end_is_the_profile_of_their_releases(case)
 @settings(max_examples=examples(1000), deadline=None)
 @given(case=profiles_and_jobs())
 def test_fits_now_is_an_earliest_slot_at_now(case):
-    """fits_now reads only the steps within the duration; it says what earliest(...) == now says."""
+    """fits_now reads only the steps within the duration; it says what earliest(...) == now says,
+    and (outside the share) what the fewest cores free within the duration say."""
     nb_res, releases, capped_now, jobs, _, capped = case
     profile = AvailabilityProfile(0.0, nb_res, capped_now=capped_now, releases=releases)
     for cores, duration_s in jobs:
         for need in (cores, 0, nb_res + 1):
             assert profile.fits_now(need, duration_s, capped=capped) == \
                 (profile.earliest(need, duration_s, capped=capped) == profile.times[0])
+        least = profile.least_free_within(duration_s)
+        assert all(profile.fits_now(need, duration_s) == (need <= least) for need in range(nb_res + 2))
         start_s = profile.earliest(cores, duration_s, capped=capped)
         profile.reserve(start_s, start_s + duration_s, cores, capped=capped)
 
@@ -604,19 +607,6 @@ def test_the_kept_queue_split_schedules_as_a_walk_of_the_whole_queue(scenario, o
         engine.run()
         outputs.append((render(engine), scheduler.nb_started_by_plan, scheduler.nb_lent))
     assert outputs[0] == outputs[1]
-
-
-@settings(max_examples=examples(1000), deadline=None)
-@given(case=profiles_and_jobs())
-def test_the_least_free_cores_within_a_duration_say_what_fits_now(case):
-    nb_res, releases, capped_now, jobs, _, _ = case
-    profile = AvailabilityProfile(0.0, nb_res, capped_now=capped_now, releases=releases)
-    for cores, duration_s in jobs:
-        least = profile.least_free_within(duration_s)
-        for need in range(0, nb_res + 2):
-            assert profile.fits_now(need, duration_s) == (need <= least)
-        start_s = profile.earliest(cores, duration_s)
-        profile.reserve(start_s, start_s + duration_s, cores)
 
 
 def test_a_start_within_the_time_tolerance_of_an_end_takes_only_free_cores():
