@@ -413,6 +413,8 @@ class Hybrid(PlanBased):
         least_free: dict[float, int] = {}  # requested time -> fewest cores free within it (until a start)
 
         def fits(cores: int, duration_s: float) -> bool:
+            if cores > profile.free[0]:
+                return False  # (without reading the profile further)
             least = least_free.get(duration_s)
             if least is None:
                 least = least_free[duration_s] = profile.least_free_within(duration_s)
