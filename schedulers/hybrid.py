@@ -410,15 +410,19 @@ class Hybrid(PlanBased):
             return started  # every job started, or nothing more starts now (the head has its reservation)
         # the others, shape by shape ((cores, requested time): hybrid_queue.py), in step2_order,
         # each started if it fits now for its requested time around every reservation
-        least_free: dict[float, int] = {}  # requested time -> fewest cores free within it (until a start)
+        failing: dict[float, int] = {}  # requested time -> fewest cores found not to fit within it
 
         def fits(cores: int, duration_s: float) -> bool:
+            # a job that does not fit never fits later in this decision (starts only take room)
             if cores > profile.free[0]:
-                return False  # (without reading the profile further)
-            least = least_free.get(duration_s)
-            if least is None:
-                least = least_free[duration_s] = profile.least_free_within(duration_s)
-            return cores <= least
+                return False
+            least_failing = failing.get(duration_s)
+            if least_failing is not None and cores >= least_failing:
+                return False
+            if profile.fits_now(cores, duration_s):
+                return True
+            failing[duration_s] = cores  # (below any failure known: see above)
+            return False
 
         skipped = {id(entry) for entry in started}
         skipped.add(id(head))
@@ -430,7 +434,6 @@ class Hybrid(PlanBased):
             profile.reserve(now, now + duration_s, entry.res)
             self._start(entry.job, now, decisions, duration_s)
             backfilled.append(entry)
-            least_free.clear()
         return started + backfilled
 
     def _walk_step2(self, profile: AvailabilityProfile, split: QueueSplit, skipped: set[int], now: float,

@@ -100,19 +100,6 @@ class AvailabilityProfile:
                 return False
         return True
 
-    def least_free_within(self, duration_s: float) -> int:
-        """The fewest free cores over [now, now + duration_s): a job of c cores `fits_now` for that
-        duration iff c is at most this (one answer for every job of that duration)."""
-        times, free = self.times, self.free
-        end_s = times[0] + duration_s
-        least = free[0]
-        for j in range(1, len(times)):
-            if times[j] >= end_s:
-                break
-            if free[j] < least:
-                least = free[j]
-        return least
-
     def _split(self, time_s: float) -> int:
         """Index of the step starting at `time_s` (inserted if needed)."""
         i = bisect_right(self.times, time_s) - 1
