@@ -310,10 +310,6 @@ class Hybrid(PlanBased):
         super()._dequeue(entry, index)
         self._split = None  # (a revised estimate) made anew at the next decision
 
-    def _dequeue_head(self, nb: int) -> list[Entry]:
-        self._split = None
-        return super()._dequeue_head(nb)
-
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
         if not (self._released or self._new):
             return
@@ -426,9 +422,9 @@ class Hybrid(PlanBased):
 
         skipped = {id(entry) for entry in started}
         skipped.add(id(head))
-        backfilled = []
         if self.walks_whole_queue:
             return started + self._walk_step2(profile, split, skipped, now, decisions)
+        backfilled = []
         for entry in split.step2_in_order(fits, lambda e: id(e) in skipped):
             duration_s = requested[entry.job.id]
             profile.reserve(now, now + duration_s, entry.res)
