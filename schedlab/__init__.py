@@ -35,6 +35,21 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
+def _checkout_subpackages() -> None:
+    """In a source checkout, the subpackages pyproject maps beside this folder (`schedulers/` is
+    `schedlab.schedulers`, ...) are found there too: `python -m schedlab` started in the checkout's
+    root imports this folder first, and without this its subpackages were missing (an installed
+    copy of them is never mixed with the checkout's code). An install has no such folders beside it."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "schedulers" / "__init__.py").is_file():
+        __path__.append(str(root))
+
+
+_checkout_subpackages()
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:

@@ -48,7 +48,15 @@ if [ -z "$SOURCE" ]; then
 fi
 say() { echo "[install-batsim $(date +%H:%M:%S)] $*" >&2; }
 
+runtime_packages() {  # PREFIX/RUNTIME_PACKAGES: the Debian packages the binaries load (docker/batsim.Dockerfile
+  # installs these to run a prefix built here in an image, without compiling it again)
+  local lib
+  for lib in $(ldd "$PREFIX/bin/batsim" "$PREFIX/bin/batsched" | awk '/=> \// {print $3}' | sort -u); do
+    dpkg -S "$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")" 2>/dev/null || true
+  done | cut -d: -f1 | sort -u | tr '\n' ' ' > "$PREFIX/RUNTIME_PACKAGES"
+}
 if [ -x "$PREFIX/bin/batsim" ] && [ -x "$PREFIX/bin/batsched" ] && [ -f "$PREFIX/VERSIONS" ]; then
+  [ -s "$PREFIX/RUNTIME_PACKAGES" ] || runtime_packages
   say "already built in $PREFIX"; echo "$PREFIX"; exit 0
 fi
 mkdir -p "$PREFIX"/{bin,lib/pkgconfig,include,src}
@@ -157,5 +165,6 @@ sed -i "s/^batversion = meson.project_version()$/batversion = '$BATSIM_REV'/" "$
   echo "batsched $BATSCHED_REV: $("$PREFIX/bin/batsched" --version 2>&1 | head -n1)"
   echo "simgrid $(pkg-config --modversion simgrid); intervalset $INTERVALSET_REV; loguru $LOGURU_REV; redox $REDOX_REV"
 } > "$PREFIX/VERSIONS"
+runtime_packages
 say "done: $(tr '\n' ';' < "$PREFIX/VERSIONS")"
 echo "$PREFIX"

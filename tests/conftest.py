@@ -18,9 +18,9 @@ settings.load_profile(os.environ.get("SCHEDLAB_HYPOTHESIS_PROFILE") or ("ci" if 
 
 def pytest_addoption(parser):
     parser.addoption("--second-pass", action="store_true",
-                     help="CI's second pass, after the default suite: only the slow group and the tests of modules "
-                          "whose size depends on SCHEDLAB_THOROUGH (theirs, or Hypothesis's profile); the rest "
-                          "already ran as they would again")
+                     help="CI's second pass, after the default suite: only the slow, docker and slurm groups and "
+                          "the tests of modules whose size depends on SCHEDLAB_THOROUGH (theirs, or Hypothesis's "
+                          "profile); the rest already ran as they would again")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -30,7 +30,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         module = getattr(item, "module", None)
         sized = module is not None and any(hasattr(module, name) for name in ("THOROUGH", "examples", "given"))
-        (kept if sized or item.get_closest_marker("slow") else left).append(item)
+        long = any(item.get_closest_marker(name) for name in ("slow", "docker", "slurm"))
+        (kept if sized or long else left).append(item)
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept

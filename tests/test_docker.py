@@ -1,6 +1,5 @@
-"""docker/: the compose file parses and every command in it is a real command line.
-
-No Docker engine runs here; building the images is not tested (README says so)."""
+"""docker/: the compose file parses and every command in it is a real command line (no engine
+needed; tests/test_docker_compose.py builds the images and runs the services, marker `docker`)."""
 
 from __future__ import annotations
 
@@ -67,7 +66,13 @@ def test_dockerfiles_name_real_files_and_refs():
                 assert (DOCKER.parent / source).exists(), source
     batsim = (DOCKER / "batsim.Dockerfile").read_text()
     copied = [line.split()[1] for line in batsim.splitlines() if line.startswith("COPY ")]
-    assert copied == ["scripts/install-batsim.sh"] and (DOCKER.parent / copied[0]).exists()
-    assert "install-batsim.sh /opt/batsim --git" in batsim  # upstream git, pinned in the script
+    assert copied == ["scripts/install-batsim.sh", "docker/batsim-inputs"]
+    assert all((DOCKER.parent / path).exists() for path in copied)
+    assert "install-batsim.sh /opt/batsim --git" in batsim  # upstream git by default, pinned in the script
+    assert "install-batsim.sh /opt/batsim --src /build/inputs/src" in batsim  # the offline archives
+    assert "/build/inputs/prefix/RUNTIME_PACKAGES" in batsim  # a prefix built already: no second compile
+    # only the inputs folder's README and ignore file are committed (the prefix or sources are local)
+    ignored = (DOCKER / "batsim-inputs" / ".gitignore").read_text().split()
+    assert ignored == ["*", "!.gitignore", "!README.md"]
     script = (DOCKER.parent / "scripts" / "install-batsim.sh").read_text()
     assert "BATSIM_REV:-v4.2.1}" in script and "17072778995100fc90214ea4910bf5b171adfd0d" in script

@@ -351,6 +351,13 @@ def test_jobqueue_example_makes_batch_job_scripts():
             finally:
                 cluster.close()
             assert directive in script and "source $HOME/schedlab/.venv/bin/activate" in script, script
+            # the worker starts after the configuration's prologue, and never imports a checkout's
+            # schedlab/ from the folder the job was submitted in (tests/test_slurm_cluster.py runs it)
+            lines = script.splitlines()
+            worker = next(i for i, line in enumerate(lines) if "distributed.cli.dask_worker" in line)
+            assert (lines.index("source $HOME/schedlab/.venv/bin/activate") < lines.index("export PYTHONSAFEPATH=1")
+                    < worker), script
+            assert "export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}" in lines
 
 
 def test_equivalent_option_values_are_one_run(tmp_path, capsys):

@@ -119,3 +119,20 @@ def test_no_new_import_circle():
 def test_the_circle_finder_finds_circles():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_a_checkout_imports_as_the_package_it_installs_as(tmp_path):
+    """`python -m schedlab` started in the checkout's root imports the checkout's schedlab/ first
+    (the folder is put on sys.path); its subpackages, which pyproject maps from folders beside it,
+    come from the checkout too. Run without site's .pth files, so an editable install's finder
+    (which maps them wherever Python starts) is not there to hide a missing one."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    code = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import schedlab.schedulers.easy, "
+            "schedlab.workloads.slurm; print(schedlab.schedulers.easy.__file__, schedlab.workloads.slurm.__file__)")
+    done = subprocess.run([sys.executable, "-S", "-c", code, str(REPO), sysconfig.get_paths()["purelib"]],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert done.stdout.split() == [str(REPO / "schedulers" / "easy.py"), str(REPO / "workloads" / "slurm.py")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -215,6 +216,31 @@ def test_real_coare_and_cirrus_excerpts(tmp_path, capsys):
     workload = parse_workload(out.read_text())
     assert workload.jobs and workload.jobs[-1].submit_time_s <= 24 * 3600
     assert all(j.walltime_s is None for j in workload.jobs)  # sacct extract has no time limit column
+
+
+def test_sacct_job_steps_are_not_jobs(tmp_path, capsys):
+    """`sacct --parsable2` without -X lists each job's steps on rows of their own ("5.batch"): they
+    are counted as steps and dropped, so the workload has the jobs -X would list, with the same fields."""
+    header = "JobID|Submit|Start|End|ElapsedRaw|TimelimitRaw|NCPUS|ReqCPUS|State"
+    job5 = "5|2026-11-28T10:00:00|2026-11-28T10:00:02|2026-11-28T10:00:32|30|2|2|2|COMPLETED"
+    job6 = "6_1|2026-11-28T10:00:05|2026-11-28T10:00:06|2026-11-28T10:01:06|60|1|1|1|TIMEOUT"
+    steps5 = ["5.batch|2026-11-28T10:00:02|2026-11-28T10:00:02|2026-11-28T10:00:32|30||2|2|COMPLETED",
+              "5.extern|2026-11-28T10:00:02|2026-11-28T10:00:02|2026-11-28T10:00:32|30||2|2|COMPLETED"]
+    step6 = "6_1.0|2026-11-28T10:00:06|2026-11-28T10:00:06|2026-11-28T10:01:06|60||1|1|CANCELLED"
+    outputs = {}
+    for name, lines in (("x.txt", [header, job5, job6]), ("steps.txt", [header, job5, *steps5, job6, step6])):
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+        assert main(["workload", "from-table", str(tmp_path / name), "-o", str(tmp_path / f"{name}.json")]) == 0
+        outputs[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert re.search(r"dropped +3  job step, not a job", capsys.readouterr().out)
+    plain, stepped = outputs["x.txt"], outputs["steps.txt"]
+    assert stepped["jobs"] == plain["jobs"] and stepped["profiles"] == plain["profiles"]
+    assert [(j["id"], j["subtime"], j["walltime"], j["res"]) for j in plain["jobs"]] == [("5", 0, 120, 2),
+                                                                                          ("6_1", 5, 60, 1)]
+    assert stepped["conversion"]["dropped"] == {"job step, not a job (sacct without -X lists each step)": 3}
+    numeric = tmp_path / "numeric.csv"  # ids read as numbers ("7.0" once NaN is among them) are never steps
+    numeric.write_text("job_id,submit_time,run_time,num_cores_req\n7,0,10,1\n,5,10,1\n")
+    assert table_trace(numeric).steps is None
 
 
 @pytest.mark.traces

@@ -38,6 +38,8 @@ class TraceJobs:
     unix_start_s: float | None = None  # absolute time of trace time 0, when known
     max_procs: int | None = None
     wait_s: np.ndarray | None = None  # start - submit as recorded; NaN or negative = unknown
+    #: rows that are parts of a job listed on its own row, not jobs (sacct's job steps without -X)
+    steps: np.ndarray | None = None
 
     def end_s(self, run_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(completion times on the trace clock, mask of jobs whose wait is unknown and counted as 0:
@@ -166,6 +168,8 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
             dropped[reason] += count
             alive[hit] = False
 
+    if trace.steps is not None:
+        drop(np.asarray(trace.steps, dtype=bool), "job step, not a job (sacct without -X lists each step)")
     run = trace.run_s.astype(np.float64).copy()
     bad_run = ~np.isfinite(run) | (run < 0)
     drop(bad_run, "run time unknown or negative")

@@ -167,6 +167,12 @@ def to_trace_jobs(path: str | Path, *, unit: str = "cores") -> TraceJobs:
         wait = _seconds(frame[cols["start"]], where, cols["start"]) - submit
     origin = float(np.floor(np.nanmin(submit))) if np.isfinite(submit).any() else 0.0  # none known: said later
     ids = frame[cols["job_id"]].to_numpy() if cols["job_id"] else np.arange(len(frame))
+    steps = None
+    import pandas as pd
+
+    if cols["job_id"] is not None and not pd.api.types.is_numeric_dtype(frame[cols["job_id"]]):  # not floats' "7.0"
+        # sacct without -X: rows "123.batch", "123.extern", "123.0" follow job 123's own row
+        steps = frame[cols["job_id"]].astype(str).str.contains(".", regex=False).to_numpy()
     return TraceJobs(source=where, job_ids=ids, submit_s=submit - origin, run_s=run, requested_procs=requested,
                      allocated_procs=allocated, requested_time_s=requested_time, status=status, extras=extras,
-                     unix_start_s=origin if origin > 1e8 else None, wait_s=wait)
+                     unix_start_s=origin if origin > 1e8 else None, wait_s=wait, steps=steps)

@@ -46,13 +46,25 @@ def one_thread_per_worker() -> None:
     threadpool_limits(limits=1)
 
 
+#: lines every batch job's script runs before its worker starts, after the configuration's own
+#: prologue. A batch job starts in the folder it was submitted from, and `python -m` puts that folder
+#: first on sys.path: submitted from a source checkout, the worker imported the checkout's
+#: `schedlab/` (without its subpackages, which live beside it) instead of the installed package, and
+#: every run failed. PYTHONSAFEPATH (Python 3.11+) leaves that folder off sys.path, wherever the job
+#: starts. A thread count the configuration set is kept.
+WORKER_PROLOGUE = ["export PYTHONSAFEPATH=1",
+                   *(f"export {key}=${{{key}:-{value}}}" for key, value in ONE_THREAD.items())]
+
+
 def jobqueue_cluster(kind: str):
     """A dask-jobqueue cluster object from the dask configuration (no job is submitted yet)."""
     try:
+        import dask.config
         import dask_jobqueue
     except ImportError:
         raise InputError(f"--dask {kind} needs dask-jobqueue (pip install 'schedlab[cluster]')") from None
-    return getattr(dask_jobqueue, JOBQUEUE[kind])()
+    prologue = list(dask.config.get(f"jobqueue.{kind}.job-script-prologue", default=None) or [])
+    return getattr(dask_jobqueue, JOBQUEUE[kind])(job_script_prologue=[*prologue, *WORKER_PROLOGUE])
 
 
 def dask_client(target: str, workers: int) -> tuple[Any, list[Callable[[], None]]]:

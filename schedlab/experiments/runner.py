@@ -378,8 +378,7 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
     raises CampaignInterrupted (a rerun resumes)."""
     runs_dir = out_dir.resolve() / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
-    for leftover in runs_dir.glob(".*.part"):  # runs cut short by a kill: never complete, start again
-        shutil.rmtree(leftover, ignore_errors=True)
+    _remove_leftovers(runs_dir)
     rows: dict[str, dict[str, Any]] = {}
     todo = []
     for run in runs:
@@ -414,8 +413,15 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
         write_results(finished, out_dir / "results.parquet")
         raise CampaignInterrupted(len(finished), len(runs)) from None
     ordered = [rows[run.id] for run in runs]
+    _remove_leftovers(runs_dir)  # a lost worker's (a cancelled batch job): its runs were done again
     write_results(ordered, out_dir / "results.parquet")
     return ordered
+
+
+def _remove_leftovers(runs_dir: Path) -> None:
+    """Runs cut short by a kill (never complete: they start again), when no worker is writing."""
+    for leftover in runs_dir.glob(".*.part"):
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def write_results(rows: Iterable[dict[str, Any]], path: Path) -> None:
