@@ -360,6 +360,16 @@ def test_jobqueue_example_makes_batch_job_scripts():
             assert "export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}" in lines
 
 
+def test_importing_dask_jobqueue_leaves_ctrl_c_alone():
+    """dask_jobqueue's import sets a SIGINT handler that exits with status 0: Ctrl-C on a --dask slurm
+    campaign ended it silently, nothing written (tests/test_slurm_cluster.py sends the real signal)."""
+    pytest.importorskip("dask_jobqueue")
+    code = ("import signal; from schedlab.experiments.cluster import import_jobqueue; import_jobqueue(); "
+            "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["True"], done.stderr[-2000:]
+
+
 def test_equivalent_option_values_are_one_run(tmp_path, capsys):
     def ids(options: str, name: str) -> set[str]:
         path = campaign_file(tmp_path, name=name)

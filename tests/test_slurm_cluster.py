@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -154,6 +155,38 @@ def test_a_worker_job_cancelled_mid_campaign_loses_and_repeats_nothing(installed
     pool = run([installed, "experiment", "run", campaign, "--workers", "2", "-o", tmp_path / "pool"], slurm_env)
     assert pool.returncode == 0, pool.stderr[-2000:]
     pd.testing.assert_frame_equal(rows, campaign_rows(tmp_path / "pool"))
+
+
+def test_ctrl_c_on_a_slurm_campaign_writes_what_finished_and_cancels_the_workers(installed, slurm_env,
+                                                                                   tmp_path):
+    """dask_jobqueue's import set a SIGINT handler exiting with 0: Ctrl-C ended the campaign silently
+    with no results.parquet. Now as the pool: exit 130, the finished runs' rows, the jobs gone."""
+    campaign = tmp_path / "long.toml"
+    campaign.write_text(LONG_CAMPAIGN)
+    out = tmp_path / "slurm"
+    process = subprocess.Popen([installed, "experiment", "run", campaign, "--dask", "slurm", "--workers", "2", "-o",
+                                out], env=slurm_env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not [p for p in (out / "runs").glob("[!.]*")] if (out / "runs").exists() else True:
+            assert time.monotonic() < deadline and process.poll() is None, "no run finished"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr[-2000:]
+    rows = pd.read_parquet(out / "results.parquet")
+    assert 1 <= len(rows) < 16 and rows["complete"].all()
+    assert f"of 16 runs finished, their rows in {out / 'results.parquet'}" in stderr
+    for _ in range(40):  # the workers' jobs are cancelled as the cluster closes
+        if not run(["squeue", "-h", "-n", "schedlab-worker", "-o", "%i"], slurm_env).stdout.strip():
+            break
+        time.sleep(0.25)
+    else:
+        raise AssertionError("worker jobs outlived the campaign")
 
 
 def sacct_export(env: dict, ids: list[str], path: Path, *extra: str) -> pd.DataFrame:

@@ -56,13 +56,31 @@ WORKER_PROLOGUE = ["export PYTHONSAFEPATH=1",
                    *(f"export {key}=${{{key}:-{value}}}" for key, value in ONE_THREAD.items())]
 
 
-def jobqueue_cluster(kind: str):
-    """A dask-jobqueue cluster object from the dask configuration (no job is submitted yet)."""
+def import_jobqueue():
+    """dask_jobqueue, with Ctrl-C left as it was: importing it sets a SIGINT handler that exits with
+    status 0 (its runner module's, for processes it starts), so Ctrl-C on a campaign ended it
+    silently, with no results.parquet for the runs that had finished."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
     try:
-        import dask.config
         import dask_jobqueue
     except ImportError:
-        raise InputError(f"--dask {kind} needs dask-jobqueue (pip install 'schedlab[cluster]')") from None
+        return None
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return dask_jobqueue
+
+
+def jobqueue_cluster(kind: str):
+    """A dask-jobqueue cluster object from the dask configuration (no job is submitted yet)."""
+    dask_jobqueue = import_jobqueue()
+    if dask_jobqueue is None:
+        raise InputError(f"--dask {kind} needs dask-jobqueue (pip install 'schedlab[cluster]')")
+    import dask.config
     prologue = list(dask.config.get(f"jobqueue.{kind}.job-script-prologue", default=None) or [])
     return getattr(dask_jobqueue, JOBQUEUE[kind])(job_script_prologue=[*prologue, *WORKER_PROLOGUE])
 
