@@ -24,42 +24,18 @@ DEBIAN_LOCAL=schedlab-base/debian:bookworm
 PYTHON_LOCAL=schedlab-base/python:3.11
 PACKAGES="docker.io iptables docker-compose"
 
-say() { echo "[docker-local $(date +%H:%M:%S)] $*" >&2; }
-fail() { echo "docker-local: $*" >&2; exit 1; }
-cannot() { echo "docker-local: cannot here: $*" >&2; exit 3; }  # the tests skip with this line
-alive() { [ -r "/proc/$1/comm" ] && [ "$(cat "/proc/$1/comm")" = "$2" ]; }
+SERVICE=docker-local
+# shellcheck source=scripts/services-lib.sh
+. "$HERE/scripts/services-lib.sh"
 answers() { timeout 20 "$DOCKER" info >/dev/null 2>&1; }
 have_image() { "$DOCKER" image inspect "$1" >/dev/null 2>&1; }
-
-ours() {  # NAME: its PID if this script started it and it still runs
-  local pid name
-  [ -f "$PIDS" ] || return 1
-  while read -r pid name; do
-    if [ "$name" = "$1" ] && alive "$pid" "$name"; then echo "$pid"; return 0; fi
-  done < "$PIDS"
-  return 1
-}
-
-apt_install() {  # PACKAGE...: those not installed yet
-  local missing
-  missing=$(for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done | tr '\n' ' ')
-  [ -n "${missing// /}" ] || return 0
-  command -v apt-get >/dev/null || cannot "needs apt-get to install $missing"
-  say "apt-get install $missing (about 30 s)"
-  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing \
-    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing; }; } >&2 \
-    || fail "apt-get install $missing failed"
-}
 
 engine() {
   if answers; then say "the Docker engine answers"; return 0; fi
   mkdir -p "$WORK/log"
-  touch "$PIDS"
   # dockerd may set the FORWARD policy to DROP: `down` puts back what was there
   iptables -S FORWARD 2>/dev/null | awk '$1 == "-P" {print $3}' > "$WORK/forward-policy" || true
-  dockerd --pidfile "$WORK/dockerd.pid" >> "$WORK/log/dockerd.log" 2>&1 &
-  echo "$! dockerd" >> "$PIDS"
-  say "started dockerd (pid $!, log $WORK/log/dockerd.log)"
+  start dockerd "$WORK/log/dockerd.log" dockerd --pidfile "$WORK/dockerd.pid"
   for _ in $(seq 120); do answers && return 0; sleep 0.25; done
   fail "dockerd did not answer within 30 s (log: $WORK/log/dockerd.log)"
 }
@@ -74,7 +50,7 @@ bases() {  # sets PYTHON_IMAGE and DEBIAN_IMAGE: the registry's where it answers
   else
     DEBIAN_IMAGE=$DEBIAN_LOCAL
     if ! have_image "$DEBIAN_LOCAL"; then
-      apt_install mmdebstrap
+      apt_install 20 mmdebstrap
       say "no registry: making $DEBIAN_LOCAL with mmdebstrap (1-2 minutes)"
       mkdir -p "$WORK"
       mmdebstrap --quiet --variant=minbase bookworm "$WORK/bookworm.tar" \
@@ -144,7 +120,7 @@ images() {
 
 up() {
   [ "$(id -u)" = 0 ] || cannot "needs root (it installs packages and starts the Docker engine)"
-  apt_install $PACKAGES
+  apt_install 30 $PACKAGES
   engine
   if [ "${1:-}" != --no-images ]; then
     if have_image schedlab && have_image schedlab-batsim && [ -f "$WORK/images.env" ]; then
@@ -159,12 +135,8 @@ up() {
 }
 
 down() {
-  local pid
-  if ! pid=$(ours dockerd); then say "no dockerd started here ($WORK)"; rm -f "$PIDS"; return 0; fi
-  kill -TERM "$pid" 2>/dev/null || true  # dockerd stops its containers and containerd, its child
-  for _ in $(seq 120); do alive "$pid" dockerd || break; sleep 0.25; done
-  alive "$pid" dockerd && kill -KILL "$pid" 2>/dev/null || true
-  say "stopped dockerd (pid $pid)"
+  if ! ours dockerd >/dev/null; then say "no dockerd started here ($WORK)"; rm -f "$PIDS"; return 0; fi
+  stop dockerd  # it stops its containers and containerd, its child
   # what it leaves behind: the default bridge, and its iptables rules and chains
   ip link delete docker0 2>/dev/null || true
   local table rule chain

@@ -25,9 +25,9 @@ DB_PORT=${SCHEDLAB_SLURM_DB_PORT:-16306}
 PACKAGES="slurm-wlm slurmdbd munge mariadb-server"
 PIDS=$WORK/pids  # "PID NAME" per daemon this script started, in start order
 
-say() { echo "[slurm-local $(date +%H:%M:%S)] $*" >&2; }
-fail() { echo "slurm-local: $*" >&2; exit 1; }
-cannot() { echo "slurm-local: cannot here: $*" >&2; exit 3; }  # the tests skip with this line
+SERVICE=slurm-local
+# shellcheck source=scripts/services-lib.sh
+. "$(dirname "$0")/services-lib.sh"
 
 action=${1:-}; shift || true
 CPUS=$(nproc)
@@ -39,27 +39,7 @@ while [ $# -gt 0 ]; do
 done
 export SLURM_CONF=$WORK/etc/slurm.conf
 
-alive() {  # PID NAME: that PID runs NAME (not a reused PID)
-  [ -r "/proc/$1/comm" ] && [ "$(cat "/proc/$1/comm")" = "$2" ]
-}
-
-ours() {  # NAME: the PID of NAME if this script started it and it still runs
-  local pid name
-  [ -f "$PIDS" ] || return 1
-  while read -r pid name; do
-    if [ "$name" = "$1" ] && alive "$pid" "$name"; then echo "$pid"; return 0; fi
-  done < "$PIDS"
-  return 1
-}
-
 answers() { timeout 10 sinfo -h -o %T >/dev/null 2>&1; }
-
-start() {  # NAME LOG CMD...: start CMD in the background, record its PID
-  local name=$1 log=$2; shift 2
-  "$@" >> "$log" 2>&1 &
-  echo "$! $name" >> "$PIDS"
-  say "started $name (pid $!, log $log)"
-}
 
 wait_for() {  # WHAT SECONDS CMD...: until CMD succeeds
   local what=$1 seconds=$2; shift 2
@@ -76,15 +56,7 @@ up() {
   if [ -f "$SLURM_CONF" ] && ours slurmctld >/dev/null && ours slurmd >/dev/null && answers; then
     say "already running ($WORK)"; echo "$SLURM_CONF"; return 0
   fi
-  local missing
-  missing=$(for p in $PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done | tr '\n' ' ')
-  if [ -n "${missing// /}" ]; then
-    command -v apt-get >/dev/null || cannot "needs apt-get to install $missing"
-    say "apt-get install $missing (about 80 s)"
-    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing \
-      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing; }; } >&2 \
-      || fail "apt-get install $missing failed"
-  fi
+  apt_install 80 $PACKAGES
   mkdir -p "$WORK"/{etc,state,spool,log,run}
   chmod 755 "$WORK"
   touch "$PIDS"
@@ -192,14 +164,8 @@ down() {
       for _ in $(seq 60); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.5; done
     fi
   fi
-  local pid name
-  for name in slurmd slurmctld slurmdbd mariadbd munged; do  # the reverse of the start order
-    pid=$(ours "$name") || continue
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 80); do alive "$pid" "$name" || break; sleep 0.25; done
-    if alive "$pid" "$name"; then kill -KILL "$pid" 2>/dev/null || true; fi
-    say "stopped $name (pid $pid)"
-  done
+  local name
+  for name in slurmd slurmctld slurmdbd mariadbd munged; do stop "$name"; done  # the reverse of the start order
   rm -f "$PIDS"
 }
 

@@ -121,13 +121,16 @@ options = { queue_order = ["fcfs", "spt", "saf", "wfp3"] }
 """
 
 
-def test_a_worker_job_cancelled_mid_campaign_loses_and_repeats_nothing(installed, slurm_env, tmp_path):
-    campaign = tmp_path / "long.toml"
+def start_long_campaign(installed: Path, env: dict, campaign: Path, out: Path) -> subprocess.Popen:
+    """LONG_CAMPAIGN written to `campaign` and started on 2 Slurm worker jobs, from the repository root."""
     campaign.write_text(LONG_CAMPAIGN)
-    out = tmp_path / "slurm"
-    process = subprocess.Popen([installed, "experiment", "run", campaign, "--dask", "slurm", "--workers", "2", "-o",
-                                out], env=slurm_env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    return subprocess.Popen([installed, "experiment", "run", campaign, "--dask", "slurm", "--workers", "2", "-o", out],
+                            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_worker_job_cancelled_mid_campaign_loses_and_repeats_nothing(installed, slurm_env, tmp_path):
+    campaign, out = tmp_path / "long.toml", tmp_path / "slurm"
+    process = start_long_campaign(installed, slurm_env, campaign, out)
     try:
         finished_at_cancel, cancelled = None, None
         deadline = time.monotonic() + 300
@@ -161,12 +164,8 @@ def test_ctrl_c_on_a_slurm_campaign_writes_what_finished_and_cancels_the_workers
                                                                                    tmp_path):
     """dask_jobqueue's import set a SIGINT handler exiting with 0: Ctrl-C ended the campaign silently
     with no results.parquet. Now as the pool: exit 130, the finished runs' rows, the jobs gone."""
-    campaign = tmp_path / "long.toml"
-    campaign.write_text(LONG_CAMPAIGN)
-    out = tmp_path / "slurm"
-    process = subprocess.Popen([installed, "experiment", "run", campaign, "--dask", "slurm", "--workers", "2", "-o",
-                                out], env=slurm_env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    campaign, out = tmp_path / "long.toml", tmp_path / "slurm"
+    process = start_long_campaign(installed, slurm_env, campaign, out)
     try:
         deadline = time.monotonic() + 300
         while not [p for p in (out / "runs").glob("[!.]*")] if (out / "runs").exists() else True:
