@@ -160,10 +160,13 @@ def test_a_worker_job_cancelled_mid_campaign_loses_and_repeats_nothing(installed
     pd.testing.assert_frame_equal(rows, campaign_rows(tmp_path / "pool"))
 
 
-def test_ctrl_c_on_a_slurm_campaign_writes_what_finished_and_cancels_the_workers(installed, slurm_env,
-                                                                                   tmp_path):
+@pytest.mark.parametrize(("signum", "code", "said"), [(signal.SIGINT, 130, "interrupted"),
+                                                     (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_a_signal_to_a_slurm_campaign_writes_what_finished_and_cancels_the_workers(installed, slurm_env, tmp_path,
+                                                                                   signum, code, said):
     """dask_jobqueue's import set a SIGINT handler exiting with 0: Ctrl-C ended the campaign silently
-    with no results.parquet. Now as the pool: exit 130, the finished runs' rows, the jobs gone."""
+    with no results.parquet. Now as the pool: exit 130 (143 for SIGTERM, what Slurm sends a job at its
+    time limit), the finished runs' rows, the worker jobs gone."""
     campaign, out = tmp_path / "long.toml", tmp_path / "slurm"
     process = start_long_campaign(installed, slurm_env, campaign, out)
     try:
@@ -171,15 +174,15 @@ def test_ctrl_c_on_a_slurm_campaign_writes_what_finished_and_cancels_the_workers
         while not [p for p in (out / "runs").glob("[!.]*")] if (out / "runs").exists() else True:
             assert time.monotonic() < deadline and process.poll() is None, "no run finished"
             time.sleep(0.1)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         _, stderr = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130, stderr[-2000:]
+    assert process.returncode == code, stderr[-2000:]
     rows = pd.read_parquet(out / "results.parquet")
     assert 1 <= len(rows) < 16 and rows["complete"].all()
-    assert f"of 16 runs finished, their rows in {out / 'results.parquet'}" in stderr
+    assert f"{said}: {len(rows)} of 16 runs finished, their rows in {out / 'results.parquet'}" in stderr
     for _ in range(40):  # the workers' jobs are cancelled as the cluster closes
         if not run(["squeue", "-h", "-n", "schedlab-worker", "-o", "%i"], slurm_env).stdout.strip():
             break

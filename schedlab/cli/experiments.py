@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from schedlab.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED
+from schedlab.cli.common import EXIT_FAILURE
 from schedlab.errors import InputError
 from schedlab.paths import atomic_write, check_output_dir, check_output_file, remove_if_empty
 
@@ -368,9 +368,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 handle.write(json.dumps(campaign.predictions, indent=1, sort_keys=True) + "\n")
         rows = _run(args, campaign, runs, out, connection)
     except CampaignInterrupted as stopped:
-        print(f"schedlab: interrupted: {stopped.finished} of {stopped.total} runs finished, their rows in "
-              f"{out / 'results.parquet'}; the same command resumes", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        from schedlab.interrupts import exit_code, what_stopped
+
+        print(f"schedlab: {what_stopped(stopped.stop)}: {stopped.finished} of {stopped.total} runs finished, their "
+              f"rows in {out / 'results.parquet'}; the same command resumes", file=sys.stderr)
+        return exit_code(stopped.stop)
     finally:
         _close(connection)
     failed = [r for r in rows if not r["complete"]]

@@ -1,6 +1,7 @@
 """The `schedlab` command. Errors are one line on stderr and a conventional exit code: 2 bad input or
 options (checked before long work), 1 a simulation/protocol failure (partial outputs kept), 3 an
-internal error (a bug: traceback written to a log file), 130 interrupted (partial outputs kept)."""
+internal error (a bug: traceback written to a log file), 130 interrupted (partial outputs kept), 143
+and 129 terminated by SIGTERM and SIGHUP (as for Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from collections.abc import Sequence
 from schedlab.cli.common import (
     EXIT_FAILURE,
     EXIT_INPUT,
-    EXIT_INTERRUPTED,
     Parser,
     UsageError,
     add_scheduler_args,
@@ -58,6 +58,15 @@ def _describe(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from schedlab.interrupts import stop_on_termination
+
+    with stop_on_termination():  # SIGTERM and SIGHUP as Ctrl-C: what finished is written
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from schedlab.interrupts import exit_code, what_stopped
+
     arguments = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in arguments if not a.startswith("-")), None)
     parser = build_parser(light=command != "predictor")
@@ -84,9 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SchedlabError as exc:
         print(f"schedlab: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
-    except KeyboardInterrupt:
-        print("schedlab: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as stop:
+        print(f"schedlab: {what_stopped(stop)}", file=sys.stderr)
+        return exit_code(stop)
     except BrokenPipeError:
         return EXIT_FAILURE
     except OSError as exc:  # the machine, not the input or our code: disk full, permissions, ...

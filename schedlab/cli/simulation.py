@@ -13,7 +13,6 @@ from typing import Any
 
 from schedlab.cli.common import (
     EXIT_FAILURE,
-    EXIT_INTERRUPTED,
     add_scheduler_args,
     file_use,
     option_pairs,
@@ -155,8 +154,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     kept = f" (partial results in {result.written_to}, marked incomplete"
     kept += f"; the earlier complete run in {out} is kept)" if result.written_to != out else ")"
     if isinstance(result.exception, KeyboardInterrupt):
-        print(f"schedlab: interrupted{kept}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        from schedlab.interrupts import exit_code, what_stopped
+
+        print(f"schedlab: {what_stopped(result.exception)}{kept}", file=sys.stderr)
+        return exit_code(result.exception)
     if result.is_bug and result.exception is not None:
         return report_bug(result.exception, kept, culprit=None if is_ours(scheduler) else repr(args.scheduler))
     if result.error is not None:

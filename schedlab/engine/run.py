@@ -284,7 +284,9 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
     elapsed = time.perf_counter() - t0
     error = None
     if isinstance(exception, KeyboardInterrupt):
-        error = "interrupted"
+        from schedlab.interrupts import what_stopped
+
+        error = what_stopped(exception)
     elif isinstance(exception, SchedlabError):
         error = str(exception)
     elif exception is not None:

@@ -147,7 +147,9 @@ def _make_missing(directory: Path, items: list[tuple[dict[str, Any], Any, tuple[
     if workers > 1 and len(todo) > 1:
         import multiprocessing
 
-        with multiprocessing.get_context().Pool(min(workers, len(todo))) as pool:
+        from schedlab.interrupts import worker_process
+
+        with multiprocessing.get_context().Pool(min(workers, len(todo)), initializer=worker_process) as pool:
             pool.map(_write_one, todo, chunksize=1)
     else:
         for item in todo:

@@ -327,7 +327,9 @@ def generate(tuples: list[Tuple], m: int, nb_trials: int, seed: int, workers: in
         return results
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    from schedlab.interrupts import worker_process
+
+    with ProcessPoolExecutor(max_workers=workers, initializer=worker_process) as pool:
         results = []
         for result in pool.map(_work, jobs):
             results.append(result)

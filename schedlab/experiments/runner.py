@@ -312,11 +312,14 @@ def finished_row(run: Run, runs_dir: Path) -> dict[str, Any] | None:
 
 
 def _ignore_sigint() -> None:
-    """Pool workers leave Ctrl-C to the parent, which stops them (and their runs) itself; and
-    compute with one thread each (cluster.ONE_THREAD)."""
+    """Pool workers leave Ctrl-C to the parent, which stops them (and their runs) itself, die of
+    SIGTERM and SIGHUP (the parent's handler, forked with them, is the parent's business) and with
+    the parent however it dies; and compute with one thread each (cluster.ONE_THREAD)."""
     from schedlab.experiments.cluster import one_thread_per_worker
+    from schedlab.interrupts import worker_process
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_process()
     one_thread_per_worker()
 
 
@@ -362,11 +365,13 @@ def _completed_batches(todo: list[Run], runs_dir: Path, workers: int, dask: str 
 
 
 class CampaignInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a campaign, after results.parquet was written for the runs that finished."""
+    """Ctrl-C (or SIGTERM, SIGHUP: `stop`) during a campaign, after results.parquet was written for
+    the runs that finished."""
 
-    def __init__(self, finished: int, total: int) -> None:
+    def __init__(self, finished: int, total: int, stop: KeyboardInterrupt | None = None) -> None:
         super().__init__(f"{finished} of {total} runs finished")
         self.finished, self.total = finished, total
+        self.stop = stop if stop is not None else KeyboardInterrupt()
 
 
 def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str | None = None,
@@ -403,7 +408,7 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
                 for result in results:
                     rows[result["run_id"]] = result
                 report()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         for run in runs:  # runs a worker finished in a batch that had not come back yet are on disk
             if run.id not in rows:
                 done = finished_row(run, runs_dir)
@@ -411,7 +416,7 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
                     rows[run.id] = done
         finished = [rows[run.id] for run in runs if run.id in rows]
         write_results(finished, out_dir / "results.parquet")
-        raise CampaignInterrupted(len(finished), len(runs)) from None
+        raise CampaignInterrupted(len(finished), len(runs), stop) from None
     ordered = [rows[run.id] for run in runs]
     _remove_leftovers(runs_dir)  # a lost worker's (a cancelled batch job): its runs were done again
     write_results(ordered, out_dir / "results.parquet")

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.interrupts import worker_process
 from schedlab.schedulers.linear_policy import BASIS, LinearScoringPolicy
 
 
@@ -95,7 +96,7 @@ def train(setting: Setting, *, train_seeds: Sequence[int], generations: int = 10
     std = np.full(len(BASIS), initial_std)
     nb_elite = max(1, round(elite * population))
     history = History()
-    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    pool = ProcessPoolExecutor(workers, initializer=worker_process) if workers > 1 else None
     try:
         for generation in range(generations):
             candidates = mean + std * rng.standard_normal((population, len(BASIS)))

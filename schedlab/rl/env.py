@@ -78,6 +78,14 @@ class SchedulingEnv(gymnasium.Env):
         self._done = True
         self._ended_at_reset = False
         self._failed: str | None = None
+        import multiprocessing
+
+        if multiprocessing.parent_process() is not None:  # a vector environment's worker: made in the child
+            from schedlab.interrupts import worker_process
+
+            # it dies with its parent (a SIGTERM'd or killed training script), at once and quietly,
+            # not at its next reply into a closed pipe with a traceback
+            worker_process()
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
