@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from schedlab.errors import InputError
+from schedlab.parsing import toml_loads
 
 #: term -> exponents of (p, q, r)
 TERMS: dict[str, tuple[int, int, int]] = {
@@ -104,7 +105,7 @@ def load_fitted(path: Path, name: str) -> FittedPolicy:
     import tomllib
 
     try:
-        table = tomllib.loads(path.read_text())[name]
+        table = toml_loads(path.read_text())[name]
     except FileNotFoundError:
         raise InputError(f"{path}: no such policy file") from None
     except OSError as exc:  # a directory, no permission

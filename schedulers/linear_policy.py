@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from schedlab.errors import InputError
+from schedlab.parsing import json_loads
 from schedlab.schedulers.observation import (
     FITS,
     JOB_FEATURES,
@@ -85,7 +86,7 @@ class LinearScoringPolicy:
     @classmethod
     def load(cls, path: str | Path) -> LinearScoringPolicy:
         try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            doc = json_loads(Path(path).read_text(encoding="utf-8"))
         except OSError as exc:
             raise InputError(f"cannot read the policy: {exc.strerror}", path=str(path)) from None
         except ValueError as exc:

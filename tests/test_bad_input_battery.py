@@ -85,7 +85,10 @@ WORKLOAD_MUTATIONS = {  # name: ((path to a field), new value, what the message 
     "delay-text": (("profiles", "pa", "delay"), "3s", "delay"),
     "delay-missing": (("profiles", "pa", "delay"), _DELETE, "delay"),
 }
+DEEP = 100_000  # brackets nested this deep: the standard parsers' RecursionError was exit 3 (issue 57)
+NESTED = "nested more than 500 levels deep"
 RAW_WORKLOADS = {  # name: (text, what the message says)
+    "nested-deep": ("[" * DEEP + "]" * DEEP, f"w-nested-deep.json:1: malformed JSON: brackets {NESTED}"),
     "malformed": ('{"nb_res": 4,\n"jobs": [,]}\n', "malformed JSON"),
     "not-object": ("[1, 2]\n", "a Batsim workload is a JSON object"),
     "empty": ("", "malformed JSON"),
@@ -113,6 +116,7 @@ TABLE_MUTATIONS = {
 # ---------------------------------------------------------------- campaign mutations: (old, new, message)
 
 CAMPAIGN_MUTATIONS = {
+    "nested-seeds": (("seeds = [1]", "seeds = " + "[" * DEEP + "]" * DEEP), "c-nested-seeds.toml:2: malformed TOML"),
     "unknown-key": (('name = "c"', 'name = "c"\nspeed = 3'), "c-unknown-key.toml:2: field 'speed': unknown key"),
     "bad-seeds": (("seeds = [1]", "seeds = [-1]"), "field 'seeds'"),
     "repeated-seed": (("seeds = [1]", "seeds = [1, 1]"), "a seed is listed twice"),
@@ -168,6 +172,7 @@ def space(tmp_path_factory) -> Path:
     (d / "mine.py").write_text(SCHEDULER)
     (d / "adir").mkdir()
     (d / "fitted.toml").write_text('[lin]\nfunction = "lin"\nterms = ["1", "p", "q", "r"]\ncoefficients = [1, 2]\n')
+    (d / "nested.toml").write_text("[lin]\ncoefficients = " + "[" * DEEP + "]" * DEEP + "\n")
     assert main(["predictor", "train", "-w", str(d / "w.json"), "--model", "user-last2", "--split", "none",
                  "-o", str(d / "m.skops")]) == 0
     assert main(["experiment", "run", str(d / "c.toml"), "-o", str(d / "results"), "--workers", "1", "-q"]) == 0
@@ -259,6 +264,8 @@ def _cases() -> list[tuple[str, list[str], str]]:
                                  "{d}/out"], fragment)
     for name, (_, fragment) in RAW_WORKLOADS.items():
         add(f"workload-check-{name}", ["workload", "check", f"{{d}}/w-{name}.json"], fragment)
+    add("simulate-nested-deep", ["simulate", "-p", "{d}/p.xml", "-w", "{d}/w-nested-deep.json", "-s", "easy", "-o",
+                                 "{d}/out"], RAW_WORKLOADS["nested-deep"][1])
     # -------- traces and tables
     for name, (_, fragment) in SWF_MUTATIONS.items():
         add(f"from-swf-{name}", ["workload", "from-swf", f"{{d}}/t-{name}.swf", "-o", "{d}/out.json"], fragment)
@@ -348,6 +355,9 @@ def _cases() -> list[tuple[str, list[str], str]]:
         "oracle-other": (["-s", "fcfs-bf1", "-O", "runtime=exact", "-O", "oracle={d}/w-delay-negative.json"],
                          "delay"),
         "policy-file": (["-s", "easy", "-O", "queue_order={d}/fitted.toml#lin"], "coefficients"),
+        "policy-file-nested": (["-s", "easy", "-O", "queue_order={d}/nested.toml#lin"], NESTED),
+        "history-nested": (["-s", "diws", "-O", "history={d}/w-nested-deep.json"], "w-nested-deep.json:1: malformed"),
+        "policy-json-nested": (["-s", "policy", "-O", "policy={d}/w-nested-deep.json"], NESTED),
         "allow-overlap": (["-s", "easy", "--allow-overlap"], "--allow-overlap"),
         "external-and-scheduler": (["-s", "easy", "--external", "x {socket}"], "not both"),
         "external-options": (["--external", "x {socket}", "-O", "k=1"], "-O/--option configures our schedulers"),

@@ -18,6 +18,7 @@ from typing import Any
 
 from schedlab.errors import InputError
 from schedlab.experiments.tomlfile import _Locator, _table, file_kind, read_checked  # noqa: F401 (file_kind, read_checked: this module's names too)
+from schedlab.parsing import toml_loads
 
 TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb",
             "compare", "warmup_share", "warmup_jobs", "claims", "predictions"}
@@ -262,7 +263,7 @@ def load_campaign(path: str | Path) -> Campaign:
     path = Path(path)
     text = read_input_text(path, "a campaign file (TOML)")
     try:
-        doc = tomllib.loads(text)
+        doc = toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"line (\d+)", str(exc))
         line = int(match.group(1)) if match else None

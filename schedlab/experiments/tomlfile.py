@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.errors import InputError
+from schedlab.parsing import toml_loads
 
 
 class _Locator:
@@ -49,7 +50,7 @@ def file_kind(path: str | Path) -> str | None:
     from schedlab.paths import read_input_text
 
     try:
-        return tomllib.loads(read_input_text(Path(path), "a campaign file (TOML)")).get("kind")
+        return toml_loads(read_input_text(Path(path), "a campaign file (TOML)")).get("kind")
     except tomllib.TOMLDecodeError:
         return None
 
@@ -57,7 +58,7 @@ def file_kind(path: str | Path) -> str | None:
 def read_checked(path: Path, keys: set[str]) -> tuple[dict[str, Any], _Locator]:
     """A study file's TOML and its locator; a top-level key not in `keys` is a one-line error."""
     text = path.read_text(encoding="utf-8")
-    doc = tomllib.loads(text)
+    doc = toml_loads(text)
     at = _Locator(path, text)
     unknown = sorted(set(doc) - keys)
     if unknown:

@@ -15,10 +15,11 @@ RapidJSON itself).
 from __future__ import annotations
 
 import functools
-import json
 import re
 import struct
 from typing import Any
+
+from schedlab.parsing import json_loads
 
 _POW10 = [float(f"1e{n}") for n in range(309)]  # RapidJSON's Pow10 table: the literals 1e0 ... 1e308
 _UINT32_LIMIT = 429496729  # i >= this may overflow 2^32 - 1 with one more digit (non-negative numbers)
@@ -367,5 +368,5 @@ def loads(raw: bytes | str, *, strict: bool = True) -> Any:
     read as Python reads it (a workload's field checks then name the field and line)."""
     if not strict:  # integers stay Python's: they differ from RapidJSON's only beyond 2^64 (a workload's
         # integer is a size, an id or a time in seconds; the hook would cost a third of the load time)
-        return json.loads(raw, parse_float=_read_fraction_or_inf)
-    return json.loads(raw, parse_float=_read_fraction, parse_int=_read_integer, parse_constant=_refuse_constant)
+        return json_loads(raw, parse_float=_read_fraction_or_inf)
+    return json_loads(raw, parse_float=_read_fraction, parse_int=_read_integer, parse_constant=_refuse_constant)

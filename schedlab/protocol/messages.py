@@ -30,6 +30,7 @@ from schedlab.model import (
     Reject,
     SetMetadata,
 )
+from schedlab.parsing import json_loads
 from schedlab.protocol import batsim_numbers
 from schedlab.protocol.batsim_numbers import NumberError
 from schedlab.protocol.jobs import JobFieldError, job_from_json, job_to_json
@@ -224,7 +225,7 @@ _DECISION_PARSERS: dict[EventType, Callable[[Mapping[str, Any]], Decision]] = {
 }
 
 
-def _envelope(raw: bytes | str, loads: Callable[[bytes | str], Any] = json.loads
+def _envelope(raw: bytes | str, loads: Callable[[bytes | str], Any] = json_loads
               ) -> tuple[float, list[tuple[float, EventType, Mapping[str, Any]]]]:
     """Check the common shape: {"now": number, "events": [{timestamp, type, data}]}, ordered."""
     try:

@@ -12,13 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 from schedlab.errors import InputError, ProtocolError
+from schedlab.parsing import json_loads
 from schedlab.protocol.messages import Recorder
 from schedlab.protocol.server import check_endpoint
 
 
 def _is_end(raw: bytes) -> bool:
     try:
-        doc = json.loads(raw)
+        doc = json_loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
     return any(e.get("type") == "SIMULATION_ENDS" for e in doc.get("events", []) if isinstance(e, dict))
