@@ -220,7 +220,31 @@ def check_workload_file(path: str | Path) -> tuple[Workload, list[str], list[str
         warnings.append(str(InputError(
             f"{len(too_large)} job(s) request more than nb_res {workload.nb_res} (first: job {job.name!r}, "
             f"{job.res} resources): the scheduler must reject them", path=str(path), line=line, field="res")))
+    lost = rounding_losses(workload)
+    if lost is not None:
+        warnings.append(f"{path}: {lost}")
     return workload, warnings, _leak_notes(workload)
+
+
+def rounding_losses(workload: Workload) -> str | None:
+    """What floating point takes from run times and walltimes at the jobs' submit times, said of the
+    first job it hits (a subtime of 1e300 leaves a 100 s run 0 s long: the job ends as it starts, in
+    real Batsim too, which computes in the same doubles), or None."""
+    hit = []
+    for job in workload.jobs:
+        profile = workload.profiles.get(job.profile)
+        run_s = profile.delay_s if profile is not None else None
+        for what, span in (("run time", run_s), ("walltime", job.walltime_s)):
+            if span is not None and span > 0:
+                kept = (job.submit_time_s + span) - job.submit_time_s
+                if abs(kept - span) > 1e-6 * span:
+                    hit.append((job, what, span, kept))
+    if not hit:
+        return None
+    job, what, span, kept = hit[0]
+    return (f"{len(hit)} run time(s) or walltime(s) are changed by rounding at their submit time (first: job "
+            f"{job.name!r} submitted at {job.submit_time_s:g} s: its {what} of {span:g} s becomes {kept:g} s, as in "
+            "Batsim, which computes in the same floating point)")
 
 
 def _leak_notes(workload: Workload) -> list[str]:

@@ -36,6 +36,9 @@ class Scheduler:
     keeps_records = True
     #: time per job relative to EASY's (a campaign dispatches the runs expected longest first)
     relative_cost: ClassVar[float] = 1.0
+    #: peak memory per resource of the platform, rounded up (`schedlab.memory` refuses runs that
+    #: cannot fit): EASY and FCFS on 1,000,000 resources, 75 bytes each
+    bytes_per_resource: ClassVar[int] = 100
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Scheduler:
         """Every option with a `Literal[...]` annotation is checked here, once for all classes, against

@@ -116,6 +116,13 @@ TABLE_MUTATIONS = {
 # ---------------------------------------------------------------- campaign mutations: (old, new, message)
 
 CAMPAIGN_MUTATIONS = {
+    "jitter-huge": (('name = "easy"\n', 'name = "easy"\n\n[perturb]\nsubmit_jitter_s = 1e308\n'),
+                    "field 'perturb[0].submit_jitter_s': expected at most"),
+    "jitter-inf": (('name = "easy"\n', 'name = "easy"\n\n[perturb]\nsubmit_jitter_s = inf\n'),
+                   "field 'perturb[0].submit_jitter_s': expected at most"),
+    "resources-huge": (("[[platforms]]\nresources = 8", "[[platforms]]\nresources = 1000000000"),
+                       "field 'platforms[0].resources': a run on 1,000,000,000 resources needs about"),
+    "jobs-huge": (("jobs = 20", "jobs = 1000000000"), "field 'workloads[0].jobs': a workload of 1,000,000,000 jobs"),
     "nested-seeds": (("seeds = [1]", "seeds = " + "[" * DEEP + "]" * DEEP), "c-nested-seeds.toml:2: malformed TOML"),
     "unknown-key": (('name = "c"', 'name = "c"\nspeed = 3'), "c-unknown-key.toml:2: field 'speed': unknown key"),
     "bad-seeds": (("seeds = [1]", "seeds = [-1]"), "field 'seeds'"),
@@ -325,6 +332,8 @@ def _cases() -> list[tuple[str, list[str], str]]:
                            "cores"),
         "simulate-platform-count": (["simulate", "-p", "0", "-w", "{d}/w.json", "-s", "easy", "-o", "{d}/out"],
                                     "at least 1"),
+        "simulate-platform-memory": (["simulate", "-p", "1000000000", "-w", "{d}/w.json", "-s", "easy", "-o",
+                                      "{d}/out"], "--platform 1000000000 with --workload"),
         "simulate-count-batsim": (["simulate", "-p", "4", "-w", "{d}/w.json", "-s", "easy", "-o", "{d}/out",
                                    "--timing", "batsim"], "platform file"),
         "serve-socket": (["serve", "easy", "--socket", "127.0.0.1:28000"], "bad endpoint"),

@@ -16,7 +16,7 @@ ROOTS = {"schedlab": "schedlab", "schedlab.schedulers": "schedulers", "schedlab.
 #: lowest first; a module is on the floor of the longest prefix that names it
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("schedlab", "schedlab.errors", "schedlab.model", "schedlab.paths", "schedlab.resources",
-              "schedlab.parsing", "schedlab.host", "schedlab.interrupts")),
+              "schedlab.memory", "schedlab.parsing", "schedlab.host", "schedlab.interrupts")),
     ("formats", ("schedlab.protocol", "schedlab.workload", "schedlab.workload_columns", "schedlab.platform",
                  "schedlab.platforms")),
     ("data", ("schedlab.workloads", "schedlab.predictors", "schedlab.metrics")),

@@ -245,10 +245,32 @@ def _run(args: argparse.Namespace, campaign, runs, out: Path, connection=None) -
             bar.update(done - bar.n)
 
     try:
-        return run_campaign(runs, out, workers=args.workers, dask=args.dask, progress=progress, connection=connection)
+        from schedlab.experiments.campaign import run_memory_bytes
+
+        return run_campaign(runs, out, workers=args.workers, dask=args.dask, progress=progress, connection=connection,
+                            say=None if args.quiet else lambda line: print(line, file=sys.stderr),
+                            run_bytes=run_memory_bytes(campaign))
     finally:
         if bar is not None:
             bar.close()
+
+
+def _workers_that_fit(args: argparse.Namespace, campaign) -> None:
+    """--dask local's workers: no more than this machine's memory holds of the campaign's largest
+    run, said in one line (the pool is sized where the runs to do are known: runner.run_campaign)."""
+    if args.dask != "local" or args.workers <= 1:
+        return
+    from schedlab.experiments.campaign import run_memory_bytes
+    from schedlab.memory import available_bytes, size
+
+    each = run_memory_bytes(campaign)
+    available, where = available_bytes()
+    fit = max(1, available // each)
+    if args.workers > fit:
+        if not args.quiet:
+            print(f"note: --workers {args.workers}: {fit} runs of about {size(each)} fit in the {size(available)} "
+                  f"{where}, so {fit} workers", file=sys.stderr)
+        args.workers = fit
 
 
 def _check_workers(args: argparse.Namespace) -> None:
@@ -328,6 +350,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from schedlab.experiments.runner import CampaignInterrupted, check_run_inputs
 
     campaign = _load_campaign(args)
+    _workers_that_fit(args, campaign)
     identity = identity_of(campaign, Path(args.campaign).parent)
     out, made = _results_dir(args, campaign.name, campaign_use(args.campaign, _out_of(args, campaign.name), campaign),
                              identity, campaign)
@@ -413,6 +436,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise InputError("no expected results (run with --update to record them)", path=str(expected_path))
     _small_needs_a_campaign(args)
     campaign = _load_campaign(args)  # a bad file or --small is said before any folder is made
+    _workers_that_fit(args, campaign)
     if args.update:
         check_output_file(expected_path)  # its folder made now, not found missing after the runs
     if args.output and (Path(args.output) / "runs").exists():

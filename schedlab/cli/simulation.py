@@ -4,6 +4,7 @@ embedded engine, Batsim's decision process, and what reads a run's results."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -54,6 +55,26 @@ def _platform_of(text: str, timing: str) -> tuple[Any, Path | None]:
     return load_platform(path), path
 
 
+def _check_memory(args: argparse.Namespace) -> None:
+    """A number of resources and a whole-file workload, estimated before they are built: refused when
+    the run cannot fit in the memory this process may use, said when it takes more than half."""
+    from schedlab.memory import check_fits, estimate_run
+
+    nb_resources = int(args.platform) if args.platform.isdigit() and not Path(args.platform).exists() else 0
+    per_resource = 100
+    if args.scheduler:
+        from schedlab.schedulers.base import scheduler_class
+
+        with contextlib.suppress(Exception):  # an unknown or failing scheduler is said where it is made
+            per_resource = int(getattr(scheduler_class(args.scheduler), "bytes_per_resource", per_resource))
+    what = f"--platform {args.platform}" if nb_resources else f"--workload {args.workload}"
+    if nb_resources and not str(args.workload).endswith(".parquet"):
+        what += f" with --workload {args.workload}"
+    check_fits(estimate_run(nb_resources, per_resource, workload_file=args.workload),
+               f"{what} ({args.scheduler or 'an external scheduler'})", refuse=InputError,
+               say=None if args.quiet else lambda line: print(f"schedlab: note: {line}", file=sys.stderr))
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from schedlab.engine.run import RunSpec, is_ours
     from schedlab.metrics import format_table
@@ -82,6 +103,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if "allow_overlap" in options:
             raise InputError("give --allow-overlap or -O allow_overlap=..., not both")
         options["allow_overlap"] = "true"
+    _check_memory(args)
     platform, platform_path = _platform_of(args.platform, args.timing)
     if args.timing == "batsim":
         from schedlab.engine.batsim_network import message_routes
@@ -122,6 +144,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         ExternalDecisionProcess.check_command(args.external)
     if args.record:
         check_output_file(args.record)
+    if not hasattr(workload, "nb_jobs"):  # a whole workload (a streamed one is not read ahead)
+        from schedlab.workload import rounding_losses
+
+        lost = rounding_losses(workload)
+        if lost is not None:
+            warn(f"{args.workload}: {lost}")
     if workload.nb_res != platform.nb_resources:  # said once the inputs are known good: a refusal is one line
         warn(f"{args.workload}: nb_res {workload.nb_res} differs from the platform's {platform.nb_resources} "
               "resources (the platform decides; Batsim only uses nb_res with --mmax-workload)")

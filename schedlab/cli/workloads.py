@@ -139,7 +139,7 @@ def cmd_workload_check(args: argparse.Namespace) -> int:
     verdict = f"valid for Batsim 4.2.1 with {len(warnings)} warning(s)" if warnings else "OK"
     print(f"{args.workload}: {verdict}: {len(workload.jobs)} jobs, {len(workload.profiles)} profiles "
           f"({', '.join(types) or '-'}), nb_res {workload.nb_res}, largest job {largest}, "
-          f"submissions over {span / 86400:.2f} days")
+          + (f"submissions over {span / 86400:.2f} days" if span < 86400e6 else f"submissions over {span:.3g} s"))
     for warning in warnings:
         print(f"warning: {warning}")
     for note in notes:

@@ -9,6 +9,7 @@ schedlab version, so finished runs are found again and skipped.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import tomllib
@@ -31,6 +32,9 @@ LUBLIN_KEYS = {"nodes", "jobs", "mode", "missing_walltime"}
 PLATFORM_KEYS = {"name", "file", "resources"}
 SCHEDULER_KEYS = {"name", "label", "options"}
 PERTURB_KEYS = {"submit_jitter_s", "repetitions"}
+#: a shift of 2^42 s (140,000 years) keeps times to 1 ms in doubles (their spacing there: 2^42 x 2^-52 s);
+#: a jitter of 1e308 made every run time 0
+MAX_JITTER_S = 2.0**42
 #: the engine's timings (`simulate --timing`): zero message latency, or Batsim 4.2.1's message timing
 #: on each platform file's network (checked before any run: `runner.check_run_inputs`)
 TIMINGS = ("ideal", "batsim")
@@ -256,6 +260,46 @@ def _scheduler(raw: Any, at: _Locator, index: int, base: Path) -> SchedulerSpec:
     return spec
 
 
+def run_memory_bytes(campaign: Campaign) -> int:
+    """The most memory one run of the campaign is expected to take (schedlab.memory's estimate, with
+    the largest platform, generated workload and cost per resource among its schedulers)."""
+    return _largest_run(campaign.workloads, campaign.platforms, campaign.schedulers)[0]
+
+
+def _largest_run(workloads: tuple[WorkloadSpec, ...], platforms: tuple[PlatformSpec, ...],
+                 schedulers: tuple[SchedulerSpec, ...]) -> tuple[int, int, int]:
+    """(the largest run's estimate, the cost per resource, the most jobs a generated workload has)."""
+    from schedlab.memory import estimate_run
+    from schedlab.schedulers.base import scheduler_class
+
+    per_resource = 100
+    for spec in schedulers:
+        with contextlib.suppress(Exception):  # an unknown scheduler is said by its own check
+            per_resource = max(per_resource, int(getattr(scheduler_class(spec.name), "bytes_per_resource", 100)))
+    jobs = max((int(w.source["jobs"]) for w in workloads if w.kind in ("synthetic", "lublin")), default=0)
+    resources = max((p.resources or 0 for p in platforms), default=0)
+    return estimate_run(resources, per_resource, generated_jobs=jobs), per_resource, jobs
+
+
+def _check_memory(workloads: tuple[WorkloadSpec, ...], platforms: tuple[PlatformSpec, ...],
+                  schedulers: tuple[SchedulerSpec, ...], at: _Locator) -> None:
+    """A platform or a generated workload too large for one run to fit in memory is refused at its
+    field, before anything is made (a campaign of a billion resources was killed after 83 s)."""
+    from schedlab.memory import check_fits, estimate_run
+
+    _, per_resource, jobs = _largest_run(workloads, platforms, schedulers)
+    for index, workload in enumerate(workloads):  # first: a platform's check counts the largest of them
+        if workload.kind in ("synthetic", "lublin"):
+            check_fits(estimate_run(0, per_resource, generated_jobs=int(workload.source["jobs"])),
+                       f"a workload of {int(workload.source['jobs']):,} jobs", lambda message: at.error(
+                           message, "workloads", index, "jobs"))  # noqa: B023 (called at once)
+    for index, platform in enumerate(platforms):
+        if platform.resources:
+            check_fits(estimate_run(platform.resources, per_resource, generated_jobs=jobs),
+                       f"a run on {platform.resources:,} resources", lambda message: at.error(
+                           message, "platforms", index, "resources"))  # noqa: B023 (called at once)
+
+
 def load_campaign(path: str | Path) -> Campaign:
     """Read and validate a campaign file; relative paths are relative to the file."""
     from schedlab.paths import read_input_text
@@ -321,6 +365,7 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
         repeated = next((i for i, n in enumerate(names) if n in names[:i]), None)
         if repeated is not None:
             raise at.error(f"{attribute} {names[repeated]!r} is used twice", section, repeated, attribute)
+    _check_memory(workloads, platforms, schedulers, at)
     jitter, repetitions = None, 0
     if "perturb" in doc:
         perturb = _table(doc["perturb"], PERTURB_KEYS, at, "perturb", 0)
@@ -328,6 +373,9 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
         repetitions = perturb.get("repetitions", 5)
         if not isinstance(jitter, int | float) or not jitter > 0:
             raise at.error("expected a number of seconds > 0", "perturb", 0, "submit_jitter_s")
+        if not jitter <= MAX_JITTER_S:  # inf too
+            raise at.error(f"expected at most {MAX_JITTER_S:.3g} s: submit times shifted further round run times "
+                           "by more than a millisecond (floating point)", "perturb", 0, "submit_jitter_s")
         if not isinstance(repetitions, int) or repetitions < 1:
             raise at.error("expected an integer >= 1", "perturb", 0, "repetitions")
     warmup = doc.get("warmup_share", 0.0)

@@ -376,7 +376,8 @@ class CampaignInterrupted(KeyboardInterrupt):
 
 def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str | None = None,
                  progress: Callable[[int, int, int], None] | None = None,
-                 connection: tuple[Any, list[Callable[[], None]]] | None = None) -> list[dict[str, Any]]:
+                 connection: tuple[Any, list[Callable[[], None]]] | None = None,
+                 say: Callable[[str], None] | None = None, run_bytes: int = 0) -> list[dict[str, Any]]:
     """Run what is not finished yet; returns every run's row (finished earlier or now), in plan order.
     `progress(done, total, failed)` is called as runs finish. `connection`: a Dask (client,
     closers) made by the caller. Ctrl-C writes results.parquet for the runs finished so far, then
@@ -398,6 +399,8 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
             progress(len(rows), len(runs), sum(not row["complete"] for row in rows.values()))
 
     report()
+    if dask is None and connection is None and todo:
+        workers = _pool_size(workers, len(todo), run_bytes, say)
     try:
         if todo and workers == 1 and dask is None and connection is None:  # in this process: no pool to start
             for run in todo:
@@ -421,6 +424,24 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
     _remove_leftovers(runs_dir)  # a lost worker's (a cancelled batch job): its runs were done again
     write_results(ordered, out_dir / "results.parquet")
     return ordered
+
+
+def _pool_size(workers: int, todo: int, run_bytes: int, say: Callable[[str], None] | None) -> int:
+    """No more pool workers than runs to do (idle processes cost their start: 1,000 of them over a
+    minute) nor than the memory holds runs of `run_bytes` (schedlab.memory's estimate); said."""
+    from schedlab.memory import available_bytes, size
+
+    size_now, why = workers, ""
+    if todo < size_now:
+        size_now, why = todo, f"{todo} run{'s' if todo > 1 else ''} to do"
+    if run_bytes > 0:
+        available, where = available_bytes()
+        fit = max(1, available // run_bytes)
+        if fit < size_now:
+            size_now, why = fit, f"{fit} runs of about {size(run_bytes)} fit in the {size(available)} {where}"
+    if size_now < workers and say is not None:
+        say(f"note: --workers {workers}: {why}, so {size_now} worker{'s' if size_now > 1 else ''}")
+    return size_now
 
 
 def _remove_leftovers(runs_dir: Path) -> None:
