@@ -116,6 +116,13 @@ TABLE_MUTATIONS = {
 # ---------------------------------------------------------------- campaign mutations: (old, new, message)
 
 CAMPAIGN_MUTATIONS = {
+    "name-escapes": (('name = "c"', 'name = "../../evil"'), "field 'name': '../../evil' would leave out/"),
+    "name-empty": (('name = "c"', 'name = ""'), "field 'name': expected a non-empty name"),
+    "name-dot": (('name = "c"', 'name = "."'), "field 'name': '.' would leave out/"),
+    "label-empty": (('name = "easy"\n', 'name = "easy"\nlabel = ""\n'),
+                    "field 'schedulers[0].label': expected a non-empty label"),
+    "label-underscore": (('name = "easy"\n', 'name = "easy"\nlabel = "_mine"\n'),
+                         "field 'schedulers[0].label': '_mine': a label may not start with _"),
     "jitter-huge": (('name = "easy"\n', 'name = "easy"\n\n[perturb]\nsubmit_jitter_s = 1e308\n'),
                     "field 'perturb[0].submit_jitter_s': expected at most"),
     "jitter-inf": (('name = "easy"\n', 'name = "easy"\n\n[perturb]\nsubmit_jitter_s = inf\n'),
@@ -332,6 +339,11 @@ def _cases() -> list[tuple[str, list[str], str]]:
                            "cores"),
         "simulate-platform-count": (["simulate", "-p", "0", "-w", "{d}/w.json", "-s", "easy", "-o", "{d}/out"],
                                     "at least 1"),
+        "simulate-out-empty": (["simulate", "-p", "{d}/p.xml", "-w", "{d}/w.json", "-s", "easy", "-o", ""],
+                               "--out is empty"),
+        "generate-output-empty": (["workload", "generate", "--jobs", "5", "--resources", "4", "--seed", "1", "-o",
+                                   ""], "--output is empty"),
+        "run-output-empty": (["experiment", "run", "{d}/c.toml", "-o", ""], "--output is empty"),
         "simulate-platform-memory": (["simulate", "-p", "1000000000", "-w", "{d}/w.json", "-s", "easy", "-o",
                                       "{d}/out"], "--platform 1000000000 with --workload"),
         "simulate-count-batsim": (["simulate", "-p", "4", "-w", "{d}/w.json", "-s", "easy", "-o", "{d}/out",

@@ -63,7 +63,15 @@ def _campaign_and_runs(args: argparse.Namespace, campaign=None):
 
 
 def _out_of(args: argparse.Namespace, name: str) -> Path:
-    return Path(args.output or Path("out") / name)
+    """-o, else out/NAME (a study file's name checked here: a campaign's is checked where it is read)."""
+    from schedlab.experiments.tomlfile import name_problem
+
+    if args.output:
+        return Path(args.output)
+    problem = name_problem(name)
+    if problem is not None:
+        raise InputError(problem, path=args.campaign, field="name")
+    return Path("out") / name
 
 
 def _results_dir(args: argparse.Namespace, name: str, use, identity: str | None = None,

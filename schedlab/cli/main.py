@@ -76,6 +76,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"schedlab: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     vars(args).pop("_given_once", None)
+    for flag in ("out", "output", "record", "csv"):  # "" is no path: it wrote into the current folder
+        if getattr(args, flag, None) == "":
+            print(f"schedlab: error: --{flag} is empty: give a path", file=sys.stderr)
+            return EXIT_INPUT
     try:
         files = vars(args).pop("files", None)
         if files is not None:  # the one rule for every command: no output is one of its inputs

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.errors import InputError
-from schedlab.experiments.tomlfile import _Locator, _table, file_kind, read_checked  # noqa: F401 (file_kind, read_checked: this module's names too)
+from schedlab.experiments.tomlfile import (  # noqa: F401 (file_kind, read_checked: this module's names too)
+    _Locator,
+    _table,
+    file_kind,
+    label_problem,
+    name_problem,
+    read_checked,
+)
 from schedlab.parsing import toml_loads
 
 TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb",
@@ -235,7 +242,10 @@ def _scheduler(raw: Any, at: _Locator, index: int, base: Path) -> SchedulerSpec:
     name = raw.get("name")
     if not isinstance(name, str):
         raise at.error("expected a scheduler name", "schedulers", index, "name")
-    label = str(raw.get("label", name))
+    label = raw.get("label", name)
+    problem = label_problem(label)
+    if problem is not None:
+        raise at.error(problem, "schedulers", index, "label" if "label" in raw else "name")
     module, colon, class_name = name.rpartition(":")
     if colon and module.endswith(".py") and not Path(module).is_absolute():
         name = f"{(base / module).resolve()}:{class_name}"  # FILE.py:CLASS, relative to the campaign file
@@ -322,6 +332,9 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
     unknown = sorted(set(doc) - TOP_KEYS)
     if unknown:
         raise at.error(f"unknown key (known: {', '.join(sorted(TOP_KEYS))})", key=unknown[0])
+    problem = name_problem(doc.get("name", path.stem))
+    if problem is not None:
+        raise at.error(problem, key="name")
     seeds = _seeds(doc.get("seeds", [1]), at, None, 0)
     timing = doc.get("timing", "ideal")
     if timing not in TIMINGS:

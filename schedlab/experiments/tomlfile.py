@@ -55,6 +55,26 @@ def file_kind(path: str | Path) -> str | None:
         return None
 
 
+def name_problem(name: object) -> str | None:
+    """Why `name` cannot name a results folder (a campaign's or study's, under out/), or None: it must
+    be one path component (`"../../evil"` wrote outside out/, `""` into out/ itself)."""
+    if not isinstance(name, str) or not name.strip():
+        return "expected a non-empty name (it names the results folder out/NAME)"
+    if name in (".", "..") or any(sep in name for sep in ("/", "\\", "\0")):
+        return f"{name!r} would leave out/: a name is one folder name, without / or \\ and not . or .."
+    return None
+
+
+def label_problem(label: object) -> str | None:
+    """Why `label` cannot label a scheduler in reports, or None (matplotlib hides legend labels that
+    start with `_`; an empty one named nothing, and the report failed)."""
+    if not isinstance(label, str) or not label.strip():
+        return "expected a non-empty label"
+    if label.startswith("_"):
+        return f"{label!r}: a label may not start with _ (plots leave such labels out of their legends)"
+    return None
+
+
 def read_checked(path: Path, keys: set[str]) -> tuple[dict[str, Any], _Locator]:
     """A study file's TOML and its locator; a top-level key not in `keys` is a one-line error."""
     text = path.read_text(encoding="utf-8")
