@@ -28,6 +28,11 @@ class UnsupportedProfileError(InputError):
     """A profile type the embedded engine does not model (needs real Batsim)."""
 
 
+class OutputError(SchedlabError):
+    """A file could not be written (a full disk, a permission): exit 1 with the file and the reason;
+    the partial file is removed and what was complete before is kept."""
+
+
 class SimulationError(SchedlabError):
     """A decision or event violated Batsim's rules (what Batsim would abort on)."""
 

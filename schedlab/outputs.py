@@ -19,6 +19,7 @@ from schedlab.engine import JobRecord
 from schedlab.host import EngineSurface
 from schedlab.metrics import Outcome, OutcomeColumns, compute_metrics
 from schedlab.model import JobState
+from schedlab.paths import writing
 
 JOBS_COLUMNS = (
     "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
@@ -179,20 +180,21 @@ def write_outputs(engine: EngineSurface, out_dir: str | Path, *, run_info: Mappi
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if getattr(engine, "columns", None) is None:  # a streamed run wrote its rows there as its jobs ended
-        with (out / "jobs.csv").open("w", encoding="utf-8", newline="") as handle:
+        with writing(out / "jobs.csv"), (out / "jobs.csv").open("w", encoding="utf-8", newline="") as handle:
             handle.write(",".join(JOBS_COLUMNS) + "\n")
             for job_id in engine.finished:
                 handle.write(job_row(engine.records[job_id]) + "\n")
     columns = run_columns(engine)
     schedule = schedule_row(columns, engine.platform.nb_resources, engine.scheduling_time_s,
                             simulation_time_s, f"schedlab-{__version__}")
-    with (out / "schedule.csv").open("w", encoding="utf-8", newline="") as handle:
+    with writing(out / "schedule.csv"), (out / "schedule.csv").open("w", encoding="utf-8", newline="") as handle:
         handle.write(",".join(SCHEDULE_COLUMNS) + "\n")
         handle.write(",".join(schedule[c] for c in SCHEDULE_COLUMNS) + "\n")
     summary = build_summary(engine, run_info=run_info, simulation_time_s=simulation_time_s, error=error,
                             columns=columns)
     if amend_summary is not None:
         summary.update(amend_summary(summary, out))
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=False,
-                                                 default=str) + "\n", encoding="utf-8")
+    with writing(out / "summary.json"):
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=False,
+                                                     default=str) + "\n", encoding="utf-8")
     return summary

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from schedlab.errors import InputError
+from schedlab.errors import InputError, OutputError
 
 
 def canonical_hash(obj: object) -> str:
@@ -101,16 +101,29 @@ def give_usual_mode(path: str | Path, *, directory: bool = False) -> None:
 
 
 @contextmanager
+def writing(path: str | Path) -> Iterator[None]:
+    """An OSError while writing `path` (ENOSPC: "No space left on device" of no file) becomes an
+    OutputError that names it."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+@contextmanager
 def atomic_write(path: str | Path) -> Iterator[IO[str]]:
     """A text handle on a temporary file beside `path`, renamed over it only once the write is
-    complete: an interrupted or failed write never leaves a truncated file under the name asked for."""
+    complete: an interrupted or failed write never leaves a truncated file under the name asked for
+    (a failure to write is an OutputError naming `path`)."""
     target = Path(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    with writing(target):
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
-        give_usual_mode(temporary)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            yield handle
-        os.replace(temporary, target)
+        with writing(target):
+            give_usual_mode(temporary)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                yield handle
+            os.replace(temporary, target)
     except BaseException:
         with suppress(FileNotFoundError):
             os.unlink(temporary)

@@ -11,6 +11,7 @@ never replaces an earlier complete run: it goes to DIR/incomplete/ beside it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.engine.core import Engine
-from schedlab.errors import InputError, SchedlabError
+from schedlab.errors import InputError, OutputError, SchedlabError
 from schedlab.host import Closable, EngineSurface
 from schedlab.model import Platform
 from schedlab.outputs import build_summary, write_outputs
@@ -116,6 +117,14 @@ class RunDirectory:
 
     def discard(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
+
+    def unwritten(self, failure: BaseException) -> OutputError:
+        """A failure to write a staged file, said of the results directory's file (the staging is
+        discarded: nothing partial stays), and what it keeps."""
+        message = str(failure) if isinstance(failure, OutputError) else f"cannot write: {failure}"
+        message = message.replace(f"{self.staging}{os.sep}", f"{self.out}{os.sep}")
+        kept = "the earlier complete run there is kept" if self.holds_complete_run() else "nothing was written"
+        return OutputError(f"{message} ({kept})")
 
 
 @dataclass
@@ -280,7 +289,15 @@ def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: st
         exception = exc
     finally:
         if rows is not None:
-            rows.close()
+            try:
+                rows.close()
+            except OSError as exc:  # the last rows' flush
+                exception = exception or exc
+    if rows is not None and isinstance(out_dir, RunDirectory) and isinstance(exception, OSError) \
+            and exception.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):  # the streamed rows' file
+        failure = out_dir.unwritten(OutputError(f"cannot write {out_dir.staging / 'jobs.csv'}: {exception.strerror}"))
+        out_dir.discard()
+        raise failure from exception
     elapsed = time.perf_counter() - t0
     error = None
     if isinstance(exception, KeyboardInterrupt):
@@ -320,6 +337,8 @@ def write_run(engine: EngineSurface, out_dir: str | Path | RunDirectory, *, run_
         summary = write_outputs(engine, directory.staging, run_info=run_info, simulation_time_s=simulation_time_s,
                                 error=error, amend_summary=amend_summary)
         where = directory.publish(bool(summary["complete"]))
+    except OutputError as exc:  # the staged file's name is the results directory's to the user
+        raise directory.unwritten(exc) from exc.__cause__
     finally:
         directory.discard()
     return summary, where, tuple(directory.replaced)

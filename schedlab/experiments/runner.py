@@ -9,6 +9,7 @@ however many runs use it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab import __version__
+from schedlab.errors import OutputError
 from schedlab.experiments.plan import Run, option_values
 
 
@@ -100,6 +102,9 @@ def execute_run(run: Run, runs_dir: str) -> dict[str, Any]:
     except KeyboardInterrupt:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
+    except OutputError as exc:  # the machine's failure (a full disk), not the run's: the campaign stops
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise OutputError(str(exc).replace(str(temporary), str(final))) from None
     except Exception as exc:  # a failed run is recorded, the campaign goes on
         from schedlab.errors import SchedlabError
 
@@ -411,7 +416,16 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
                 for result in results:
                     rows[result["run_id"]] = result
                 report()
+    except OutputError:  # a full disk: what finished is kept for the rerun, said if it still can be
+        if dask is None and connection is None:  # the pool is stopped: its runs cut short are not kept
+            _remove_leftovers(runs_dir)
+        finished = [rows[run.id] for run in runs if run.id in rows]
+        with contextlib.suppress(OutputError):
+            write_results(finished, out_dir / "results.parquet")
+        raise
     except KeyboardInterrupt as stop:
+        if dask is None and connection is None:  # the pool is stopped: its runs cut short are not kept
+            _remove_leftovers(runs_dir)
         for run in runs:  # runs a worker finished in a batch that had not come back yet are on disk
             if run.id not in rows:
                 done = finished_row(run, runs_dir)
@@ -451,12 +465,26 @@ def _remove_leftovers(runs_dir: Path) -> None:
 
 
 def write_results(rows: Iterable[dict[str, Any]], path: Path) -> None:
+    """results.parquet replaced as a whole; a failure to write it (a full disk) is an OutputError
+    naming it, the partial file removed and the earlier results.parquet kept."""
     import pandas as pd
+
+    from schedlab.errors import OutputError
+    from schedlab.paths import writing
 
     frame = pd.DataFrame(list(rows))
     temporary = path.with_suffix(".parquet.part")
-    frame.to_parquet(temporary, index=False)
-    os.replace(temporary, path)
+    try:
+        with writing(path):
+            frame.to_parquet(temporary, index=False)
+            os.replace(temporary, path)
+    except OutputError as exc:
+        temporary.unlink(missing_ok=True)
+        kept = "the earlier one is kept" if path.is_file() else "the runs' own files are complete: a rerun writes it"
+        raise OutputError(f"{exc} ({kept})") from exc.__cause__
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def _versions() -> dict[str, str]:
