@@ -629,3 +629,31 @@ def test_more_workers_than_memory_holds_are_cut_and_said(tmp_path, capsys, monke
     err = capsys.readouterr().err
     assert (f"note: --workers 8: 2 runs of about {memory.size(each)} fit in the {memory.size(2 * each + 1)} left for "
             "this test, so 2 workers") in err
+
+
+def test_windows_a_history_skips_are_said_at_plan_run_and_in_the_report(tmp_path, capsys):
+    """windows = N with history = "completed-before" made fewer windows (the first have no history),
+    and nothing said so; now plan, run and the report do. (The excerpt's first job ends after 7.3 days.)"""
+    path = tmp_path / "w.toml"
+    path.write_text(f"""name = "w"
+[[workloads]]
+name = "kth"
+swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
+convert = {{ days = 4 }}
+windows = 3
+history = "completed-before"
+[[platforms]]
+resources = 100
+[[schedulers]]
+name = "easy"
+""")
+    said = ("workload kth: windows = 3 made 1 window(s); skipped window(s) 0, 1: it holds no job, or no job of the "
+            "trace completed before it (its history would be empty)")
+    assert main(["experiment", "plan", str(path)]) == 0
+    assert f"note: {said}" in capsys.readouterr().out
+    out = tmp_path / "o"
+    assert main(["experiment", "run", str(path), "-o", str(out), "--workers", "1"]) == 0
+    assert f"note: {said}" in capsys.readouterr().err
+    assert said in json.loads((out / "notes.json").read_text())
+    assert main(["report", str(out), "-o", str(tmp_path / "r")]) == 0
+    assert said in (tmp_path / "r" / "report.md").read_text()

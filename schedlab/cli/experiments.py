@@ -219,14 +219,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     import tempfile
 
     from schedlab.experiments.campaign import load_campaign
-    from schedlab.experiments.plan import expand, history_notes
+    from schedlab.experiments.plan import expand, history_notes, window_notes
 
     campaign = load_campaign(args.campaign)
     out = Path(args.output or Path("out") / campaign.name)
     with tempfile.TemporaryDirectory(prefix="schedlab-plan-") as scratch:  # plan only prints: inputs made aside
         runs = expand(campaign, Path(scratch))
         print(f"campaign {campaign.name!r} ({args.campaign}), inputs in {out} when run")
-        for note in history_notes(runs):
+        for note in window_notes(campaign, runs) + history_notes(runs):
             print(f"note: {note}")
         print(describe(runs))
     return 0
@@ -354,7 +354,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_study(args)
     if kind == "hybrid-reliability":
         return _run_study(args, kind)
-    from schedlab.experiments.plan import campaign_notes, expand, history_notes
+    from schedlab.experiments.plan import campaign_notes, expand, history_notes, window_notes
     from schedlab.experiments.runner import CampaignInterrupted, check_run_inputs
 
     campaign = _load_campaign(args)
@@ -378,6 +378,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise
     try:
         record_made_by(out, args, identity)
+        skipped = window_notes(campaign, runs)
+        for note in [] if args.quiet else skipped:
+            print(f"note: {note}", file=sys.stderr)
         notes = [] if args.quiet else history_notes(runs)
         for note in notes[:3]:
             print(f"note: {note}", file=sys.stderr)
@@ -387,7 +390,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if campaign.compare is not None:  # what the report compares, and with which published figures
             with atomic_write(out / "compare.json") as handle:
                 handle.write(json.dumps(campaign.compare, indent=1, sort_keys=True) + "\n")
-        input_notes = campaign_notes(campaign)
+        input_notes = campaign_notes(campaign) + skipped
         if input_notes:  # what the report must say about the inputs
             with atomic_write(out / "notes.json") as handle:
                 handle.write(json.dumps(input_notes, indent=1) + "\n")

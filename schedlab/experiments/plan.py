@@ -369,6 +369,26 @@ def history_notes(runs: list[Run]) -> list[str]:
     return notes
 
 
+def window_notes(campaign: Campaign, runs: list[Run]) -> list[str]:
+    """The windows a windowed trace did not make, said (an empty window is skipped, and with
+    `history = "completed-before"` so is one before which no job had completed: `windows = 2` made
+    one run's window, unsaid)."""
+    notes = []
+    for spec in campaign.workloads:
+        if spec.windows is None:
+            continue
+        made = sorted({run.window for run in runs if run.workload == spec.name and run.window is not None})
+        asked = spec.windows if isinstance(spec.windows, int) else (made[-1] + 1 if made else 0)
+        missing = [window for window in range(asked) if window not in made]
+        if missing:
+            why = "it holds no job" + (", or no job of the trace completed before it (its history would be empty)"
+                                       if spec.history else "")
+            shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+            notes.append(f"workload {spec.name}: windows = {spec.windows} made {len(made)} window(s); skipped "
+                         f"window(s) {shown}: {why}")
+    return notes
+
+
 def campaign_notes(campaign: Campaign) -> list[str]:
     """What a report must say about how the campaign's inputs were made (e.g. clairvoyant walltimes)."""
     notes = []
