@@ -1,4 +1,4 @@
-"""A battery of bad inputs across every command (issue 38), run in-process through `main(argv)`:
+"""A battery of bad inputs across every command (issues 38 and 57), run in-process through `main(argv)`:
 each is exit 2 with one line naming the file (line, field) where there is one, and leaves every
 earlier file as it was and no new file behind. The cases are generated from tables: missing and
 unreadable inputs per command, outputs that are inputs, workload, SWF, table and campaign
@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from schedlab.cli import main
 from schedlab.platforms.generate import cluster_xml
-from tests.helpers.data import make_workload
+from schedlab.workload import parse_workload
+from tests.helpers.data import TRACES, make_workload
 
 SWF_LINE = "{i} {t} 0 100 4 -1 -1 4 200 -1 1 {u} 3 -1 1 0 -1 -1\n"
 SWF = "; MaxProcs: 8\n" + "".join(SWF_LINE.format(i=i, t=60 * i, u=i % 3) for i in range(1, 41))
@@ -458,3 +466,200 @@ def test_a_bad_input_is_one_line_and_touches_nothing(space, capsys, case_id, arg
     assert _tree(space) == before, "a file changed or appeared"
     leftovers = [p for p in space.rglob("*") if p.name.startswith(".") and p.name != ".hypothesis"]
     assert not leftovers, leftovers  # no temporary file or staging directory left behind
+
+
+# ---------------------------------------------------------------- round 2 (issue 57): not refusals, but said
+# Inputs a run goes on with, or the machine's limits: each is said in one line (or written as far as it
+# can be) and tested here with the refusals above; signals are in tests/test_signals.py.
+SMALL_CAMPAIGN = """name = "{name}"
+seeds = [1]
+
+[[workloads]]
+name = "synthetic"
+synthetic = {{ jobs = 30, resources = 8 }}
+
+[[platforms]]
+resources = 8
+{schedulers}"""
+
+
+def _campaign(tmp_path: Path, name: str = "c", schedulers: tuple[str, ...] = ("fcfs", "easy"),
+              file: str = "c.toml") -> Path:
+    path = tmp_path / file
+    path.write_text(SMALL_CAMPAIGN.format(name=name, schedulers="".join(f'\n[[schedulers]]\nname = "{s}"\n'
+                                                                        for s in schedulers)))
+    return path
+
+
+def test_run_times_lost_to_rounding_are_said_and_run_as_batsim_runs_them(tmp_path, capsys):
+    """A subtime of 1e300 leaves a job's run time 0 in floating point (Batsim too): the run goes on,
+    and simulate and `workload check` say which job, in one line."""
+    doc = make_workload([("a", 0, 1, 10, 100), ("b", 1e300, 1, 10, 100), ("c", 1e300, 1, 20, 100)], nb_res=2).to_json()
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(doc))
+    assert main(["simulate", "-p", "2", "-w", str(path), "-s", "easy", "-o", str(tmp_path / "o"), "-q"]) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "rounding" in line]
+    assert said == [f"schedlab: warning: {path}: 4 run time(s) or walltime(s) are changed by rounding at their submit "
+                    "time (first: job 'b' submitted at 1e+300 s: its run time of 10 s becomes 0 s, as in Batsim, "
+                    "which computes in the same floating point)"]
+    rows = pd.read_csv(tmp_path / "o" / "jobs.csv").set_index("job_id")
+    assert rows.loc["b", "execution_time"] == 0 and rows.loc["a", "execution_time"] == 10
+    assert main(["workload", "check", str(path)]) == 0
+    assert "job 'b' submitted at 1e+300 s" in capsys.readouterr().out
+
+
+def test_no_more_workers_than_runs_and_the_message_says_so(tmp_path, capsys):
+    path = _campaign(tmp_path, schedulers=("easy",))
+    started = time.monotonic()
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "1000"]) == 0
+    assert time.monotonic() - started < 30  # not a thousand processes started for one run
+    assert "note: --workers 1000: 1 run to do, so 1 worker" in capsys.readouterr().err
+
+
+def test_more_workers_than_memory_holds_are_cut_and_said(tmp_path, capsys, monkeypatch):
+    from schedlab import memory
+    from schedlab.experiments.campaign import load_campaign, run_memory_bytes
+
+    path = _campaign(tmp_path, schedulers=("fcfs", "easy", "easy-sjbf"))
+    each = run_memory_bytes(load_campaign(path))
+    monkeypatch.setattr(memory, "available_bytes", lambda: (2 * each + 1, "left for this test"))
+    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "8"]) == 0
+    err = capsys.readouterr().err
+    assert (f"note: --workers 8: 2 runs of about {memory.size(each)} fit in the {memory.size(2 * each + 1)} left for "
+            "this test, so 2 workers") in err
+
+
+def test_windows_a_history_skips_are_said_at_plan_run_and_in_the_report(tmp_path, capsys):
+    """windows = N with history = "completed-before" made fewer windows (the first have no history),
+    and nothing said so; now plan, run and the report do. (The excerpt's first job ends after 7.3 days.)"""
+    path = tmp_path / "w.toml"
+    path.write_text(f"""name = "w"
+[[workloads]]
+name = "kth"
+swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
+convert = {{ days = 4 }}
+windows = 3
+history = "completed-before"
+[[platforms]]
+resources = 100
+[[schedulers]]
+name = "easy"
+""")
+    said = ("workload kth: windows = 3 made 1 window(s); skipped window(s) 0, 1: it holds no job, or no job of the "
+            "trace completed before it (its history would be empty)")
+    assert main(["experiment", "plan", str(path)]) == 0
+    assert f"note: {said}" in capsys.readouterr().out
+    out = tmp_path / "o"
+    assert main(["experiment", "run", str(path), "-o", str(out), "--workers", "1"]) == 0
+    assert f"note: {said}" in capsys.readouterr().err
+    assert said in json.loads((out / "notes.json").read_text())
+    assert main(["report", str(out), "-o", str(tmp_path / "r")]) == 0
+    assert said in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_processor_counts_batsim_cannot_read_are_dropped_without_a_numpy_warning(tmp_path, capsys):
+    """A requested processor count of 1e23 wrapped to a negative res in the int64 cast (nb_res
+    -9223372036854775808, a RuntimeWarning with its source line on stderr); Batsim reads res as a
+    32-bit integer, so such a job is dropped and counted."""
+    import warnings
+
+    path = tmp_path / "huge.swf"
+    path.write_text("1 0 0 100 4 -1 -1 99999999999999999999999 200 -1 1 1 3 -1 1 0 -1 -1\n"
+                    "2 10 0 100 4 -1 -1 4 200 -1 1 1 3 -1 1 0 -1 -1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["workload", "from-swf", str(path), "-o", str(tmp_path / "w.json")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"dropped +1  processor count over 2,147,483,647", out)
+    workload = parse_workload((tmp_path / "w.json").read_text())
+    assert workload.nb_res == 4 and [job.res for job in workload.jobs] == [4]
+
+
+def test_a_machine_size_guessed_from_the_widest_job_is_said(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text("job_id,submit_time,run_time,num_cores_req\n1,0,60,4\n2,30,90,432\n")
+    assert main(["workload", "from-table", str(path), "-o", str(tmp_path / "w.json")]) == 0
+    assert "nb_res 432: the widest job kept, as neither --platform-size nor the trace gave" in capsys.readouterr().out
+    assert main(["workload", "from-table", str(path), "-o", str(tmp_path / "v.json"), "--platform-size", "10000"]) == 0
+    assert "the widest job kept" not in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- a full disk, for real
+SCHEDLAB = [sys.executable, "-m", "schedlab"]
+FULL_CAMPAIGN = """name = "full"
+seeds = [1, 2, 3]
+[[workloads]]
+name = "s"
+synthetic = { jobs = 3000, resources = 64 }
+[[platforms]]
+resources = 64
+[[schedulers]]
+name = "easy"
+options = { queue_order = ["fcfs", "spt", "saf", "wfp3"] }
+"""
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 3 MB file system (a tmpfs), unmounted afterwards."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3M", "tmpfs", str(disk)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("w") / "w.json"  # its jobs.csv: 1.6 MB
+    subprocess.run([*SCHEDLAB, "workload", "generate", "--jobs", "10000", "--resources", "64", "--seed", "1", "-o",
+                    str(path)], check=True, capture_output=True)
+    return path
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_simulate_on_a_full_disk_names_the_file_and_keeps_the_earlier_run(small_disk, workload):
+    out = small_disk / "sim"
+    first = subprocess.run([*SCHEDLAB, "simulate", "-p", "64", "-w", str(workload), "-s", "easy", "-o", str(out),
+                            "-q"], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    before = digest(out)
+    second = subprocess.run([*SCHEDLAB, "simulate", "-p", "64", "-w", str(workload), "-s", "easy-sjbf", "-o",
+                             str(out), "-q"], capture_output=True, text=True)
+    assert second.returncode == 1
+    assert second.stderr == (f"schedlab: error: cannot write {out}/jobs.csv: No space left on device (the earlier "
+                             "complete run there is kept)\n")
+    assert digest(out) == before  # no staging folder, no incomplete/, the earlier run as it was
+
+
+def test_a_campaign_on_a_full_disk_names_the_file_and_leaves_no_partial_file(small_disk, tmp_path):
+    campaign = tmp_path / "c.toml"
+    campaign.write_text(FULL_CAMPAIGN)
+    out = small_disk / "c"
+    done = subprocess.run([*SCHEDLAB, "experiment", "run", str(campaign), "-o", str(out), "--workers", "2"],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"schedlab: error: cannot write {out}/runs/"), done.stderr
+    assert lines[0].endswith(": No space left on device (nothing was written)") and "Traceback" not in done.stderr
+    leftovers = [p.name for p in out.rglob("*") if p.name.endswith(".part")]
+    assert leftovers == []  # neither a run cut short nor results.parquet.part
+
+
+def test_scheduler_check_says_how_much_of_a_workload_it_checks(tmp_path, capsys):
+    """`scheduler check -w` runs the first 500 jobs; only --help said so."""
+    path = tmp_path / "w.json"
+    assert main(["workload", "generate", "--jobs", "700", "--resources", "16", "--seed", "1", "-o", str(path)]) == 0
+    capsys.readouterr()
+    main(["scheduler", "check", "fcfs", "-w", str(path), "--speed-jobs", "100,200"])
+    assert f"note: {path}: the checks run its first 500 of 700 jobs (--jobs N for more)" in capsys.readouterr().err

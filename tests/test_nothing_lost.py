@@ -10,7 +10,6 @@ import json
 import math
 import os
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -592,68 +591,3 @@ def test_a_recording_cut_short_never_takes_the_records_name(tmp_path, capsys):
     assert (tmp_path / "r.incomplete.jsonl").read_text().count("\n") == 1  # SIMULATION_BEGINS went out
     capsys.readouterr()
 
-
-def test_run_times_lost_to_rounding_are_said_and_run_as_batsim_runs_them(tmp_path, capsys):
-    """A subtime of 1e300 leaves a job's run time 0 in floating point (Batsim too): the run goes on,
-    and simulate and `workload check` say which job, in one line."""
-    doc = make_workload([("a", 0, 1, 10, 100), ("b", 1e300, 1, 10, 100), ("c", 1e300, 1, 20, 100)], nb_res=2).to_json()
-    path = tmp_path / "w.json"
-    path.write_text(json.dumps(doc))
-    assert main(["simulate", "-p", "2", "-w", str(path), "-s", "easy", "-o", str(tmp_path / "o"), "-q"]) == 0
-    said = [line for line in capsys.readouterr().err.splitlines() if "rounding" in line]
-    assert said == [f"schedlab: warning: {path}: 4 run time(s) or walltime(s) are changed by rounding at their submit "
-                    "time (first: job 'b' submitted at 1e+300 s: its run time of 10 s becomes 0 s, as in Batsim, "
-                    "which computes in the same floating point)"]
-    rows = pd.read_csv(tmp_path / "o" / "jobs.csv").set_index("job_id")
-    assert rows.loc["b", "execution_time"] == 0 and rows.loc["a", "execution_time"] == 10
-    assert main(["workload", "check", str(path)]) == 0
-    assert "job 'b' submitted at 1e+300 s" in capsys.readouterr().out
-
-
-def test_no_more_workers_than_runs_and_the_message_says_so(tmp_path, capsys):
-    path = _campaign(tmp_path, schedulers=("easy",))
-    started = time.monotonic()
-    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "1000"]) == 0
-    assert time.monotonic() - started < 30  # not a thousand processes started for one run
-    assert "note: --workers 1000: 1 run to do, so 1 worker" in capsys.readouterr().err
-
-
-def test_more_workers_than_memory_holds_are_cut_and_said(tmp_path, capsys, monkeypatch):
-    from schedlab import memory
-    from schedlab.experiments.campaign import load_campaign, run_memory_bytes
-
-    path = _campaign(tmp_path, schedulers=("fcfs", "easy", "easy-sjbf"))
-    each = run_memory_bytes(load_campaign(path))
-    monkeypatch.setattr(memory, "available_bytes", lambda: (2 * each + 1, "left for this test"))
-    assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "8"]) == 0
-    err = capsys.readouterr().err
-    assert (f"note: --workers 8: 2 runs of about {memory.size(each)} fit in the {memory.size(2 * each + 1)} left for "
-            "this test, so 2 workers") in err
-
-
-def test_windows_a_history_skips_are_said_at_plan_run_and_in_the_report(tmp_path, capsys):
-    """windows = N with history = "completed-before" made fewer windows (the first have no history),
-    and nothing said so; now plan, run and the report do. (The excerpt's first job ends after 7.3 days.)"""
-    path = tmp_path / "w.toml"
-    path.write_text(f"""name = "w"
-[[workloads]]
-name = "kth"
-swf = "{TRACES / 'kth-sp2-excerpt.swf.gz'}"
-convert = {{ days = 4 }}
-windows = 3
-history = "completed-before"
-[[platforms]]
-resources = 100
-[[schedulers]]
-name = "easy"
-""")
-    said = ("workload kth: windows = 3 made 1 window(s); skipped window(s) 0, 1: it holds no job, or no job of the "
-            "trace completed before it (its history would be empty)")
-    assert main(["experiment", "plan", str(path)]) == 0
-    assert f"note: {said}" in capsys.readouterr().out
-    out = tmp_path / "o"
-    assert main(["experiment", "run", str(path), "-o", str(out), "--workers", "1"]) == 0
-    assert f"note: {said}" in capsys.readouterr().err
-    assert said in json.loads((out / "notes.json").read_text())
-    assert main(["report", str(out), "-o", str(tmp_path / "r")]) == 0
-    assert said in (tmp_path / "r" / "report.md").read_text()

@@ -413,3 +413,4 @@ def test_a_requested_time_override_is_a_counterfactual_of_every_request(tmp_path
     jobs = document["jobs"]
     assert {job["walltime"] for job in jobs} == {604800} and {job["requested_time_s"] for job in jobs} == {604800}
     assert [document["profiles"][job["profile"]]["delay"] for job in jobs] == [100 + i for i in range(6)]
+

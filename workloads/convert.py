@@ -22,6 +22,10 @@ import numpy as np
 from schedlab.errors import InputError
 
 
+#: the largest `res` Batsim 4.2.1 reads (RapidJSON's GetInt: a 32-bit integer)
+MAX_RES = 2**31 - 1
+
+
 @dataclass
 class TraceJobs:
     """One entry per trace job; times in seconds on the trace's own clock; -1 or NaN = unknown."""
@@ -183,8 +187,10 @@ def convert_columns(trace: TraceJobs, options: ConversionOptions | None = None, 
                          else (trace.allocated_procs, trace.requested_procs))
     procs = np.where(np.nan_to_num(primary, nan=-1) > 0, primary, fallback).astype(np.float64)
     drop(~(np.nan_to_num(procs, nan=-1) > 0), "no processor count")
-    procs = np.where(alive, procs, 1.0)
-    res = np.ceil(procs * options.nodes_to_cores / options.cores_to_nodes).astype(np.int64)
+    procs = np.where(alive, procs, 1.0) * options.nodes_to_cores / options.cores_to_nodes
+    # Batsim reads `res` as a 32-bit integer; larger counts wrapped to negative ones in the cast below
+    drop(procs > MAX_RES, f"processor count over {MAX_RES:,} (Batsim reads res as a 32-bit integer)")
+    res = np.ceil(np.where(alive, procs, 1.0)).astype(np.int64)
 
     submit = trace.submit_s.astype(np.float64)
     drop(~np.isfinite(submit), "submit time unknown")

@@ -51,9 +51,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         full = load_workload(args.workload, name="yours")
         Engine.check_workload(full)
         extra_nb_res = args.resources or full.nb_res or 16
-        jobs = tuple(job for job in full.jobs if job.res <= extra_nb_res)[:args.jobs]
+        fitting = tuple(job for job in full.jobs if job.res <= extra_nb_res)
+        jobs = fitting[:args.jobs]
         if not jobs:
             raise InputError(f"no job of at most {extra_nb_res} resources (--resources)", path=args.workload)
+        if len(jobs) < len(full.jobs) and not args.quiet:
+            print(f"note: {args.workload}: the checks run its first {len(jobs):,} of {len(full.jobs):,} jobs"
+                  + (f" ({len(full.jobs) - len(fitting):,} wider than {extra_nb_res} resources left out)"
+                     if len(fitting) < len(full.jobs) else "") + " (--jobs N for more)", file=sys.stderr)
         extra = replace(full, jobs=jobs)
         with raised_by(type(scheduler), args.scheduler, "check_inputs", bad_options=False):
             scheduler.check_inputs(inputs_view(full))  # as simulate checks it, before prepare: bad input

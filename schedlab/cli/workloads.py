@@ -61,6 +61,9 @@ def _write_conversion(trace: Any, args: argparse.Namespace, options: Any, *, des
         workload.tail["generator"] = generator
     workload.write(args.output)
     print(format_summary(summary))
+    if options.platform_size is None and generator is None:  # a trace's machine, guessed: said
+        print(f"  nb_res {workload.head['nb_res']}: the widest job kept, as neither --platform-size nor the trace "
+              "gave the machine's size (it was probably larger, and its size changes every waiting time)")
     print(f"-> {args.output} (nb_res {workload.head['nb_res']}){note}")
     return 0
 
