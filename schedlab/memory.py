@@ -3,7 +3,7 @@
 `resources = 1000000000` in a campaign ran 83 s and was killed for memory with no word (exit 137);
 `simulate -p 100000000` ran 94 s unannounced. Each is now estimated from its inputs' sizes (measured
 costs below) and refused (exit 2, naming the field and the estimate) when it cannot fit, or said in
-one line when it takes more than half of what there is. What there is: the machine's available
+one line when it takes more than a quarter of what there is. What there is: the machine's available
 memory, or less where this process is limited: its cgroup's memory limit (a container's, a Slurm
 job's) and its address-space limit (ulimit -v)."""
 
@@ -22,8 +22,9 @@ BASE_BYTES = 150 * 2**20
 BYTES_PER_JSON_BYTE = 16
 #: a job generated, simulated and written (a campaign's synthetic and Lublin workloads): 2.1 kB measured
 BYTES_PER_GENERATED_JOB = 2_500
-#: share of what there is beyond which a run is said to be large
-LARGE_SHARE = 0.5
+#: share of what there is beyond which a run is said to be large (simulate -p 100000000 under EASY:
+#: about 10 GB of 22 GB, run for 94 s unannounced)
+LARGE_SHARE = 0.25
 
 
 def _number(path: Path) -> int | None:
@@ -104,7 +105,7 @@ def estimate_run(nb_resources: int, bytes_per_resource: int, *, workload_file: s
 def check_fits(estimate: int, what: str, refuse: Callable[[str], Exception],
                say: Callable[[str], None] | None = None, copies: int = 1) -> None:
     """Raise refuse(message) when `copies` runs of `estimate` bytes cannot fit in what there is; say
-    one line when they take more than half of it."""
+    one line when they take more than a quarter of it."""
     available, where = available_bytes()
     total = estimate * copies
     each = f" ({copies} at once, {size(estimate)} each)" if copies > 1 else ""

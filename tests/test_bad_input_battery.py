@@ -663,3 +663,18 @@ def test_scheduler_check_says_how_much_of_a_workload_it_checks(tmp_path, capsys)
     capsys.readouterr()
     main(["scheduler", "check", "fcfs", "-w", str(path), "--speed-jobs", "100,200"])
     assert f"note: {path}: the checks run its first 500 of 700 jobs (--jobs N for more)" in capsys.readouterr().err
+
+
+def test_a_large_run_is_said_in_one_line_and_goes_on(tmp_path, capsys, monkeypatch):
+    """simulate -p 100000000 ran 94 s unannounced (about 10 GB of 22): over a quarter of the memory
+    there is, a run is said in one line (here the memory there is is made small)."""
+    from schedlab import memory
+
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps(_workload_doc()))
+    estimate = memory.estimate_run(4000, 100, workload_file=workload)
+    monkeypatch.setattr(memory, "available_bytes", lambda: (3 * estimate, "left for this test"))
+    assert main(["simulate", "-p", "4000", "-w", str(workload), "-s", "easy", "-o", str(tmp_path / "o")]) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "memory" in line]
+    assert said == [f"schedlab: note: --platform 4000 with --workload {workload} (easy) needs about "
+                    f"{memory.size(estimate)} of memory, of the {memory.size(3 * estimate)} left for this test"]

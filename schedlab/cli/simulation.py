@@ -57,7 +57,7 @@ def _platform_of(text: str, timing: str) -> tuple[Any, Path | None]:
 
 def _check_memory(args: argparse.Namespace) -> None:
     """A number of resources and a whole-file workload, estimated before they are built: refused when
-    the run cannot fit in the memory this process may use, said when it takes more than half."""
+    the run cannot fit in the memory this process may use, said when it takes more than a quarter."""
     from schedlab.memory import check_fits, estimate_run
 
     nb_resources = int(args.platform) if args.platform.isdigit() and not Path(args.platform).exists() else 0
