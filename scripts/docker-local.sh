@@ -137,11 +137,15 @@ up() {
 down() {
   if ! ours dockerd >/dev/null; then say "no dockerd started here ($WORK)"; rm -f "$PIDS"; return 0; fi
   stop dockerd  # it stops its containers and containerd, its child
-  # what it leaves behind: the default bridge, and its iptables rules and chains
-  ip link delete docker0 2>/dev/null || true
-  local table rule chain
+  # what it leaves behind: its bridges (docker0, br-<12 hex digits> of networks), their iptables rules
+  # and chains
+  local table rule chain bridge
+  for bridge in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{print $2}' \
+                  | grep -E '^(docker0|br-[0-9a-f]{12})$'); do
+    ip link delete "$bridge" 2>/dev/null || true
+  done
   for table in nat filter; do
-    iptables -t "$table" -S 2>/dev/null | grep '^-A' | grep -E 'DOCKER|docker0' | sed 's/^-A/-D/' \
+    iptables -t "$table" -S 2>/dev/null | grep '^-A' | grep -E 'DOCKER|docker0|br-[0-9a-f]{12}' | sed 's/^-A/-D/' \
       | while read -r rule; do eval "iptables -t $table $rule" 2>/dev/null || true; done
     for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^DOCKER/ {print $2}'); do
       iptables -t "$table" -X "$chain" 2>/dev/null || true

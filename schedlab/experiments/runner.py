@@ -469,7 +469,6 @@ def write_results(rows: Iterable[dict[str, Any]], path: Path) -> None:
     naming it, the partial file removed and the earlier results.parquet kept."""
     import pandas as pd
 
-    from schedlab.errors import OutputError
     from schedlab.paths import writing
 
     frame = pd.DataFrame(list(rows))
