@@ -242,7 +242,7 @@ def _scheduler(raw: Any, at: _Locator, index: int, base: Path) -> SchedulerSpec:
     name = raw.get("name")
     if not isinstance(name, str):
         raise at.error("expected a scheduler name", "schedulers", index, "name")
-    label = raw.get("label", name)
+    label = str(raw.get("label", name))
     problem = label_problem(label)
     if problem is not None:
         raise at.error(problem, "schedulers", index, "label" if "label" in raw else "name")
