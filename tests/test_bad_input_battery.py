@@ -22,6 +22,7 @@ import pytest
 from schedlab.cli import main
 from schedlab.platforms.generate import cluster_xml
 from schedlab.workload import parse_workload
+from tests.helpers.cli import small_campaign
 from tests.helpers.data import TRACES, make_workload
 
 SWF_LINE = "{i} {t} 0 100 4 -1 -1 4 200 -1 1 {u} 3 -1 1 0 -1 -1\n"
@@ -471,24 +472,7 @@ def test_a_bad_input_is_one_line_and_touches_nothing(space, capsys, case_id, arg
 # ---------------------------------------------------------------- round 2 (issue 57): not refusals, but said
 # Inputs a run goes on with, or the machine's limits: each is said in one line (or written as far as it
 # can be) and tested here with the refusals above; signals are in tests/test_signals.py.
-SMALL_CAMPAIGN = """name = "{name}"
-seeds = [1]
-
-[[workloads]]
-name = "synthetic"
-synthetic = {{ jobs = 30, resources = 8 }}
-
-[[platforms]]
-resources = 8
-{schedulers}"""
-
-
-def _campaign(tmp_path: Path, name: str = "c", schedulers: tuple[str, ...] = ("fcfs", "easy"),
-              file: str = "c.toml") -> Path:
-    path = tmp_path / file
-    path.write_text(SMALL_CAMPAIGN.format(name=name, schedulers="".join(f'\n[[schedulers]]\nname = "{s}"\n'
-                                                                        for s in schedulers)))
-    return path
+_campaign = small_campaign
 
 
 def test_run_times_lost_to_rounding_are_said_and_run_as_batsim_runs_them(tmp_path, capsys):

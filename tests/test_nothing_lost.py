@@ -18,6 +18,7 @@ import pytest
 from schedlab.cli import main
 from schedlab.platforms.generate import cluster_xml
 from schedlab.schedulers.base import SCHEDULERS, create_scheduler
+from tests.helpers.cli import small_campaign
 from tests.helpers.data import TRACES, make_workload
 from tests.helpers.schedulers import FailingEasy as _Failing
 
@@ -240,24 +241,7 @@ def test_the_api_writes_a_results_directory_as_a_whole(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ campaigns
 
 
-CAMPAIGN = """name = "{name}"
-seeds = [1]
-
-[[workloads]]
-name = "synthetic"
-synthetic = {{ jobs = 30, resources = 8 }}
-
-[[platforms]]
-resources = 8
-{schedulers}"""
-
-
-def _campaign(tmp_path: Path, name: str = "c", schedulers: tuple[str, ...] = ("fcfs", "easy"),
-              file: str = "c.toml") -> Path:
-    path = tmp_path / file
-    path.write_text(CAMPAIGN.format(name=name, schedulers="".join(f'\n[[schedulers]]\nname = "{s}"\n'
-                                                                  for s in schedulers)))
-    return path
+_campaign = small_campaign
 
 
 def test_another_campaign_never_replaces_results_silently(tmp_path, capsys):

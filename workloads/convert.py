@@ -21,7 +21,6 @@ import numpy as np
 
 from schedlab.errors import InputError
 
-
 #: the largest `res` Batsim 4.2.1 reads (RapidJSON's GetInt: a 32-bit integer)
 MAX_RES = 2**31 - 1
 

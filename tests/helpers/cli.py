@@ -39,6 +39,27 @@ def campaign_file(tmp_path: Path, jobs: int = 200, extra: str = "", name: str = 
     return path
 
 
+SMALL_CAMPAIGN = """name = "{name}"
+seeds = [1]
+
+[[workloads]]
+name = "synthetic"
+synthetic = {{ jobs = 30, resources = 8 }}
+
+[[platforms]]
+resources = 8
+{schedulers}"""
+
+
+def small_campaign(tmp_path: Path, name: str = "c", schedulers: tuple[str, ...] = ("fcfs", "easy"),
+                   file: str = "c.toml") -> Path:
+    """A one-seed campaign of 30 synthetic jobs on 8 resources, one run per scheduler."""
+    path = tmp_path / file
+    path.write_text(SMALL_CAMPAIGN.format(name=name, schedulers="".join(f'\n[[schedulers]]\nname = "{s}"\n'
+                                                                        for s in schedulers)))
+    return path
+
+
 def one_line_error(capsys, argv, fragment):
     assert main(argv) == 2
     err = capsys.readouterr().err
