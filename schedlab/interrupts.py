@@ -30,6 +30,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
+    """The handler: Ctrl-C's path, for SIGTERM and SIGHUP."""
     raise Terminated(signum)
 
 
@@ -55,7 +56,9 @@ def stop_on_termination() -> Iterator[None]:
 def default_termination() -> None:
     """In a worker process forked from one that stops on termination: die of the signal, as
     processes do (its parent, which also receives it or notices the worker gone, writes what
-    finished)."""
+    finished). Only the main thread may set handlers: elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        return
     for signum in TERMINATING:
         signal.signal(signum, signal.SIG_DFL)
 
@@ -74,15 +77,12 @@ def die_with_parent() -> None:
     if not sys.platform.startswith("linux"):
         return
     import ctypes
-    import multiprocessing
-
-    known = multiprocessing.parent_process()  # the parent as forked from (getppid changes once it died)
-    parent = known.pid if known is not None and known.pid is not None else os.getppid()
+    parent = os.getppid()  # the process that started this one (under forkserver: the fork server)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
-    if os.getppid() != parent:  # the parent died before the request: it will never come
+    if os.getppid() != parent:  # the parent died during the request: the signal will never come
         os.kill(os.getpid(), signal.SIGTERM)
 
 

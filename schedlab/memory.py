@@ -35,6 +35,18 @@ def _number(path: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def _stat(path: Path, key: str) -> int:
+    """A cgroup memory.stat entry, in bytes (0 when absent)."""
+    try:
+        for line in path.read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key and value.strip().isdigit():
+                return int(value)
+    except OSError:
+        pass
+    return 0
+
+
 def _cgroup_room() -> int | None:
     """The least room left under this process's cgroup memory limits (v2 and v1), up its hierarchy."""
     try:
@@ -46,25 +58,29 @@ def _cgroup_room() -> int | None:
         _, controllers, where = line.split(":", 2)
         if controllers == "":  # cgroup v2
             root, limit_name, usage_name = Path("/sys/fs/cgroup"), "memory.max", "memory.current"
+            cache_name = "inactive_file"
         elif "memory" in controllers.split(","):
             root = Path("/sys/fs/cgroup/memory")
             limit_name, usage_name = "memory.limit_in_bytes", "memory.usage_in_bytes"
+            cache_name = "total_inactive_file"
         else:
             continue
         folder = root / where.lstrip("/")
         while True:
             limit, usage = _number(folder / limit_name), _number(folder / usage_name)
             if limit is not None and limit < 2**60:  # v1 writes "no limit" as a huge number, v2 as "max"
-                rooms.append(limit - (usage or 0))
+                # the usage counts the page cache: its inactive part is given back under pressure
+                rooms.append(limit - max(0, (usage or 0) - _stat(folder / "memory.stat", cache_name)))
             if folder == root or root not in folder.parents:
                 break
             folder = folder.parent
     return min(rooms) if rooms else None
 
 
-def available_bytes() -> tuple[int, str]:
+def available_bytes(per_process: bool = True) -> tuple[int, str]:
     """(bytes this process may still use, what limits it) - the least of the machine's available
-    memory, its cgroup's room and its address-space limit."""
+    memory, its cgroup's room and (`per_process`) its address-space limit, which each worker process
+    has whole (a pool is sized without it)."""
     candidates: list[tuple[int, str]] = []
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -75,7 +91,7 @@ def available_bytes() -> tuple[int, str]:
     room = _cgroup_room()
     if room is not None:
         candidates.append((room, "left under this process's cgroup limit (a container's or batch job's)"))
-    for limit in (resource.RLIMIT_AS, resource.RLIMIT_DATA):
+    for limit in (resource.RLIMIT_AS, resource.RLIMIT_DATA) if per_process else ():
         soft = resource.getrlimit(limit)[0]
         if soft != resource.RLIM_INFINITY:
             candidates.append((soft, "this process's ulimit allows"))
@@ -85,10 +101,18 @@ def available_bytes() -> tuple[int, str]:
 
 
 def size(nb_bytes: float) -> str:
+    """Bytes for a person: 9.5 GB."""
     for unit, scale in (("TB", 2**40), ("GB", 2**30), ("MB", 2**20)):
         if nb_bytes >= scale:
             return f"{nb_bytes / scale:.1f} {unit}"
     return f"{nb_bytes / 2**10:.0f} kB"
+
+
+def workers_that_fit(run_bytes: int) -> tuple[int, str]:
+    """How many processes of `run_bytes` each the memory there is holds (at least 1), and why."""
+    available_b, where = available_bytes(per_process=False)
+    nb_fit = max(1, available_b // run_bytes)
+    return nb_fit, f"{nb_fit} runs of about {size(run_bytes)} fit in the {size(available_b)} {where}"
 
 
 def estimate_run(nb_resources: int, bytes_per_resource: int, *, workload_file: str | Path | None = None,

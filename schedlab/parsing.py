@@ -17,9 +17,11 @@ MAX_DEPTH = 500
 def too_deep_at(text: str, limit: int = MAX_DEPTH) -> int:
     """The index of the first bracket nested deeper than `limit` outside strings, or -1. Read only
     after a parser gave up: a linear scan, approximate inside TOML's comments and multi-line strings."""
-    depth, quote, escaped = 0, "", False
+    depth, quote, escaped, comment = 0, "", False, False
     for index, char in enumerate(text):
-        if quote:
+        if comment:  # a TOML comment runs to the end of its line
+            comment = char != "\n"
+        elif quote:
             if escaped:
                 escaped = False
             elif char == "\\" and quote == '"':
@@ -28,6 +30,8 @@ def too_deep_at(text: str, limit: int = MAX_DEPTH) -> int:
                 quote = ""
         elif char in "\"'":
             quote = char
+        elif char == "#":  # never outside a string in JSON
+            comment = True
         elif char in "[{":
             depth += 1
             if depth > limit:

@@ -77,7 +77,7 @@ def reference() -> str:
     for field in dataclasses.fields(Job):
         out.append(f"| `{field.name}` | `{_cell(_type_name(hints[field.name]))}` | {JOB_NOTES[field.name]} |")
     out += ["", "`Job.extra` keys, by where the workload came from (only what is known at submission):", "",
-            f"- `schedlab workload convert` of an SWF trace: {', '.join(f'`{k}`' for k in swf.FEATURES)} "
+            f"- `schedlab workload from-swf` of an SWF trace: {', '.join(f'`{k}`' for k in swf.FEATURES)} "
             "(a field unknown for every job is left out)",
             f"- of a Slurm table: {', '.join(f'`{k}`' for k in slurm.FEATURES)} (those the table has)",
             f"- `schedlab workload generate`: {', '.join(f'`{k}`' for k in synthetic.features(1, 60.0, 0))}",

@@ -8,7 +8,8 @@
 # usage: scripts/docker-local.sh up [--no-images]   start the engine, build what is missing (prints the
 #                                                   environment to export for docker-compose)
 #        scripts/docker-local.sh images             rebuild the project's images (after a change)
-#        scripts/docker-local.sh down               stop exactly the dockerd `up` started (and its bridge)
+#        scripts/docker-local.sh down               stop exactly the dockerd `up` started (and remove Docker's
+#                                                   bridges and iptables rules it leaves)
 #        scripts/docker-local.sh status             say what runs (exit 0 when the engine answers)
 # Work folder: $SCHEDLAB_DOCKER_DIR, else ${XDG_CACHE_HOME:-~/.cache}/schedlab/docker. With a
 # registry, nothing local is made: `cd docker && docker compose up --build` is the plain path.
@@ -89,7 +90,7 @@ batsim_inputs() {  # fills docker/batsim-inputs: a built prefix, else the offlin
   local inputs=$HERE/docker/batsim-inputs
   local prefix=${SCHEDLAB_BATSIM_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/schedlab/batsim-4.2.1}
   rm -rf "$inputs/prefix" "$inputs/src"
-  if [ -x "$prefix/bin/batsim" ] && [ -f "$prefix/VERSIONS" ] && grep -q '^debian:12\|bookworm' /etc/os-release 2>/dev/null \
+  if [ -x "$prefix/bin/batsim" ] && [ -f "$prefix/VERSIONS" ] && grep -q 'bookworm' /etc/os-release 2>/dev/null \
      && bash "$HERE/scripts/install-batsim.sh" "$prefix" >/dev/null 2>&1 && [ -s "$prefix/RUNTIME_PACKAGES" ]; then
     mkdir -p "$inputs/prefix"
     cp -a "$prefix/bin" "$prefix/VERSIONS" "$prefix/RUNTIME_PACKAGES" "$inputs/prefix/"
@@ -146,7 +147,7 @@ down() {
   done
   for table in nat filter; do
     iptables -t "$table" -S 2>/dev/null | grep '^-A' | grep -E 'DOCKER|docker0|br-[0-9a-f]{12}' | sed 's/^-A/-D/' \
-      | while read -r rule; do eval "iptables -t $table $rule" 2>/dev/null || true; done
+      | while read -r rule; do eval "iptables -t $table $rule" 2>/dev/null || true; done || true  # none: fine
     for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^DOCKER/ {print $2}'); do
       iptables -t "$table" -X "$chain" 2>/dev/null || true
     done
@@ -171,5 +172,5 @@ case "${1:-}" in
   images) [ "$(id -u)" = 0 ] || cannot "needs root"; engine; images ;;
   down) down ;;
   status) status ;;
-  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,17p' "$0" >&2; exit 2 ;;
 esac

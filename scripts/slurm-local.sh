@@ -157,11 +157,11 @@ down() {
   [ -f "$PIDS" ] || { say "nothing started here ($WORK)"; return 0; }
   if ours slurmctld >/dev/null; then  # this cluster's jobs first: no job step outlives its daemons
     local jobs
-    jobs=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+    jobs=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ') || jobs=""  # a controller that does not answer: none
     if [ -n "${jobs// /}" ]; then
       say "scancel $jobs"
       scancel $jobs 2>/dev/null || true
-      for _ in $(seq 60); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.5; done
+      for _ in $(seq 60); do [ -z "$(squeue -h -o %i 2>/dev/null || true)" ] && break; sleep 0.5; done
     fi
   fi
   local name

@@ -136,9 +136,11 @@ CAMPAIGN_MUTATIONS = {
                     "field 'perturb[0].submit_jitter_s': expected at most"),
     "jitter-inf": (('name = "easy"\n', 'name = "easy"\n\n[perturb]\nsubmit_jitter_s = inf\n'),
                    "field 'perturb[0].submit_jitter_s': expected at most"),
-    "resources-huge": (("[[platforms]]\nresources = 8", "[[platforms]]\nresources = 1000000000"),
-                       "field 'platforms[0].resources': a run on 1,000,000,000 resources needs about"),
-    "jobs-huge": (("jobs = 20", "jobs = 1000000000"), "field 'workloads[0].jobs': a workload of 1,000,000,000 jobs"),
+    # beyond any machine: 100 PB, 2.5 PB (a refusal that depends on this machine's memory would not be a test)
+    "resources-huge": (("[[platforms]]\nresources = 8", "[[platforms]]\nresources = 1000000000000000000"),
+                       "field 'platforms[0].resources': a run on 1,000,000,000,000,000,000 resources needs about"),
+    "jobs-huge": (("jobs = 20", "jobs = 1000000000000000"),
+                  "field 'workloads[0].jobs': a workload of 1,000,000,000,000,000 jobs"),
     "nested-seeds": (("seeds = [1]", "seeds = " + "[" * DEEP + "]" * DEEP), "c-nested-seeds.toml:2: malformed TOML"),
     "unknown-key": (('name = "c"', 'name = "c"\nspeed = 3'), "c-unknown-key.toml:2: field 'speed': unknown key"),
     "bad-seeds": (("seeds = [1]", "seeds = [-1]"), "field 'seeds'"),
@@ -353,8 +355,8 @@ def _cases() -> list[tuple[str, list[str], str]]:
         "generate-output-empty": (["workload", "generate", "--jobs", "5", "--resources", "4", "--seed", "1", "-o",
                                    ""], "--output is empty"),
         "run-output-empty": (["experiment", "run", "{d}/c.toml", "-o", ""], "--output is empty"),
-        "simulate-platform-memory": (["simulate", "-p", "1000000000", "-w", "{d}/w.json", "-s", "easy", "-o",
-                                      "{d}/out"], "--platform 1000000000 with --workload"),
+        "simulate-platform-memory": (["simulate", "-p", "1000000000000000000", "-w", "{d}/w.json", "-s", "easy",
+                                      "-o", "{d}/out"], "--platform 1000000000000000000 with --workload"),
         "simulate-count-batsim": (["simulate", "-p", "4", "-w", "{d}/w.json", "-s", "easy", "-o", "{d}/out",
                                    "--timing", "batsim"], "platform file"),
         "serve-socket": (["serve", "easy", "--socket", "127.0.0.1:28000"], "bad endpoint"),
@@ -506,7 +508,7 @@ def test_more_workers_than_memory_holds_are_cut_and_said(tmp_path, capsys, monke
 
     path = _campaign(tmp_path, schedulers=("fcfs", "easy", "easy-sjbf"))
     each = run_memory_bytes(load_campaign(path))
-    monkeypatch.setattr(memory, "available_bytes", lambda: (2 * each + 1, "left for this test"))
+    monkeypatch.setattr(memory, "available_bytes", lambda per_process=True: (2 * each + 1, "left for this test"))
     assert main(["experiment", "run", str(path), "-o", str(tmp_path / "o"), "--workers", "8"]) == 0
     err = capsys.readouterr().err
     assert (f"note: --workers 8: 2 runs of about {memory.size(each)} fit in the {memory.size(2 * each + 1)} left for "
@@ -657,7 +659,7 @@ def test_a_large_run_is_said_in_one_line_and_goes_on(tmp_path, capsys, monkeypat
     workload = tmp_path / "w.json"
     workload.write_text(json.dumps(_workload_doc()))
     estimate = memory.estimate_run(4000, 100, workload_file=workload)
-    monkeypatch.setattr(memory, "available_bytes", lambda: (3 * estimate, "left for this test"))
+    monkeypatch.setattr(memory, "available_bytes", lambda per_process=True: (3 * estimate, "left for this test"))
     assert main(["simulate", "-p", "4000", "-w", str(workload), "-s", "easy", "-o", str(tmp_path / "o")]) == 0
     said = [line for line in capsys.readouterr().err.splitlines() if "memory" in line]
     assert said == [f"schedlab: note: --platform 4000 with --workload {workload} (easy) needs about "

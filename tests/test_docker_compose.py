@@ -121,8 +121,10 @@ def test_the_scheduler_socket_is_reachable_inside_the_compose_network_only(compo
     live = started.stdout.strip().splitlines()[-1]
     try:
         address = inspect(live)["NetworkSettings"]["Networks"][f"{PROJECT}_internal"]["IPAddress"]
-        probe = ["python3", "-c", "import socket, sys; socket.create_connection((sys.argv[1], 28000), timeout=5)",
-                 address]
+        # tries for 10 s (the server may still be starting): reached at once, or never
+        probe = ["python3", "-c", "import socket, sys, time\nfor _ in range(20):\n    try:\n"
+                 "        socket.create_connection((sys.argv[1], 28000), timeout=0.5).close(); break\n"
+                 "    except OSError:\n        time.sleep(0.5)\nelse:\n    sys.exit(1)", address]
         for network_name, reachable in ((f"{PROJECT}_internal", True), ("bridge", False)):
             run = subprocess.run([DOCKER, "run", "--rm", "--network", network_name, "schedlab", *probe],
                                  capture_output=True, text=True, timeout=60)

@@ -109,6 +109,7 @@ def test_a_dask_local_campaign_stops_its_cluster_on_sigterm(tmp_path):
                                 "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: len(list((out / "runs").glob("[0-9a-f]*"))) >= 1, process, "finished run")
     workers = descendants(process.pid)
+    assert workers  # the cluster's processes
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=30)
     assert process.returncode == 143, err[-1500:]

@@ -414,3 +414,10 @@ def test_a_requested_time_override_is_a_counterfactual_of_every_request(tmp_path
     assert {job["walltime"] for job in jobs} == {604800} and {job["requested_time_s"] for job in jobs} == {604800}
     assert [document["profiles"][job["profile"]]["delay"] for job in jobs] == [100 + i for i in range(6)]
 
+
+
+def test_ids_with_a_dot_are_steps_only_after_their_job(tmp_path):
+    """Only a row "J.STEP" whose job J has its own row is sacct's step; other ids with a dot are ids."""
+    path = tmp_path / "t.csv"
+    path.write_text("job_id,submit_time,run_time,num_cores_req\nrun.1,0,60,4\nrun.2,30,90,2\n7,40,10,1\n7.batch,40,10,1\n")
+    assert list(table_trace(path).steps) == [False, False, False, True]

@@ -171,8 +171,11 @@ def to_trace_jobs(path: str | Path, *, unit: str = "cores") -> TraceJobs:
     import pandas as pd
 
     if cols["job_id"] is not None and not pd.api.types.is_numeric_dtype(frame[cols["job_id"]]):  # not floats' "7.0"
-        # sacct without -X: rows "123.batch", "123.extern", "123.0" follow job 123's own row
-        steps = frame[cols["job_id"]].astype(str).str.contains(".", regex=False).to_numpy()
+        # sacct without -X: rows "123.batch", "123.extern", "123.0" of job 123, which has its own row;
+        # another table's ids with a dot are ids
+        text_ids = frame[cols["job_id"]].astype(str)
+        known = set(text_ids)
+        steps = np.array([name.rpartition(".")[0] in known for name in text_ids], dtype=bool)
     return TraceJobs(source=where, job_ids=ids, submit_s=submit - origin, run_s=run, requested_procs=requested,
                      allocated_procs=allocated, requested_time_s=requested_time, status=status, extras=extras,
                      unix_start_s=origin if origin > 1e8 else None, wait_s=wait, steps=steps)

@@ -31,6 +31,7 @@ from typing import Any
 
 from schedlab.checker.runs import Budgets, RunResult, run_once, shrink, workload_of
 from schedlab.errors import InputError
+from schedlab.parsing import json_loads
 
 WORKER = "from schedlab.checker.sandbox import worker_main; worker_main()"
 SHIM = ("import subprocess, sys; sys.exit(subprocess.run([sys.executable, '-c', " + repr(WORKER)
@@ -100,7 +101,7 @@ def _is_json_workload(path: str | Path) -> bool:
             head = handle.read(1)
         if head != b"{":
             return False
-        doc = json.loads(Path(path).read_text())
+        doc = json_loads(Path(path).read_text())
     except (OSError, ValueError, UnicodeDecodeError):
         return False
     return isinstance(doc, dict) and isinstance(doc.get("jobs"), list)

@@ -15,6 +15,16 @@ from schedlab.errors import InputError
 EXIT_FAILURE, EXIT_INPUT, EXIT_BUG, EXIT_INTERRUPTED = 1, 2, 3, 130
 
 
+def say_stopped(text: str) -> None:
+    """The line a stopped command ends with, on stderr, if there still is one: after SIGHUP the
+    terminal is gone and writing to it fails (EIO), which must not turn exit 129 into a traceback."""
+    import contextlib
+    import sys
+
+    with contextlib.suppress(OSError):
+        print(text, file=sys.stderr, flush=True)
+
+
 def progress_bar(total: int, enabled: bool, desc: str) -> tuple[Any, Any]:
     """A tqdm bar on stderr (only on a terminal) and a throttled callback for the engine."""
     if not enabled or total < 2000 or not sys.stderr.isatty():

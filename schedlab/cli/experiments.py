@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from schedlab.cli.common import EXIT_FAILURE
+from schedlab.cli.common import EXIT_FAILURE, say_stopped
 from schedlab.errors import InputError
 from schedlab.paths import atomic_write, check_output_dir, check_output_file, remove_if_empty
 
@@ -50,7 +50,8 @@ def _load_campaign(args: argparse.Namespace):
     """The campaign file, or its small variant with --small."""
     from schedlab.experiments.campaign import load_campaign, small_variant
 
-    campaign = load_campaign(args.campaign)
+    # runs on a Dask cluster are made elsewhere: this machine's memory does not bound them
+    campaign = load_campaign(args.campaign, runs_here=getattr(args, "dask", None) in (None, "local"))
     return campaign if getattr(args, "small", None) is None else small_variant(campaign, args.small)
 
 
@@ -269,16 +270,13 @@ def _workers_that_fit(args: argparse.Namespace, campaign) -> None:
     if args.dask != "local" or args.workers <= 1:
         return
     from schedlab.experiments.campaign import run_memory_bytes
-    from schedlab.memory import available_bytes, size
+    from schedlab.memory import workers_that_fit
 
-    each = run_memory_bytes(campaign)
-    available, where = available_bytes()
-    fit = max(1, available // each)
-    if args.workers > fit:
+    nb_fit, why = workers_that_fit(run_memory_bytes(campaign))
+    if args.workers > nb_fit:
         if not args.quiet:
-            print(f"note: --workers {args.workers}: {fit} runs of about {size(each)} fit in the {size(available)} "
-                  f"{where}, so {fit} workers", file=sys.stderr)
-        args.workers = fit
+            print(f"note: --workers {args.workers}: {why}, so {nb_fit} workers", file=sys.stderr)
+        args.workers = nb_fit
 
 
 def _check_workers(args: argparse.Namespace) -> None:
@@ -404,8 +402,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except CampaignInterrupted as stopped:
         from schedlab.interrupts import exit_code, what_stopped
 
-        print(f"schedlab: {what_stopped(stopped.stop)}: {stopped.finished} of {stopped.total} runs finished, their "
-              f"rows in {out / 'results.parquet'}; the same command resumes", file=sys.stderr)
+        say_stopped(f"schedlab: {what_stopped(stopped.stop)}: {stopped.finished} of {stopped.total} runs finished, "
+                    f"their rows in {out / 'results.parquet'}; the same command resumes")
         return exit_code(stopped.stop)
     finally:
         _close(connection)

@@ -16,6 +16,7 @@ from schedlab.cli.common import (
     UsageError,
     add_scheduler_args,
     report_bug,
+    say_stopped,
 )
 from schedlab.errors import InputError, SchedlabError, SchedulerFailure
 
@@ -98,7 +99,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"schedlab: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt as stop:
-        print(f"schedlab: {what_stopped(stop)}", file=sys.stderr)
+        say_stopped(f"schedlab: {what_stopped(stop)}")
         return exit_code(stop)
     except BrokenPipeError:
         return EXIT_FAILURE

@@ -19,6 +19,7 @@ from schedlab.cli.common import (
     option_pairs,
     progress_bar,
     report_bug,
+    say_stopped,
     scheduler_files,
     scheduler_use,
     warn,
@@ -184,7 +185,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if isinstance(result.exception, KeyboardInterrupt):
         from schedlab.interrupts import exit_code, what_stopped
 
-        print(f"schedlab: {what_stopped(result.exception)}{kept}", file=sys.stderr)
+        say_stopped(f"schedlab: {what_stopped(result.exception)}{kept}")
         return exit_code(result.exception)
     if result.is_bug and result.exception is not None:
         return report_bug(result.exception, kept, culprit=None if is_ours(scheduler) else repr(args.scheduler))

@@ -297,21 +297,24 @@ def _check_memory(workloads: tuple[WorkloadSpec, ...], platforms: tuple[Platform
     field, before anything is made (a campaign of a billion resources was killed after 83 s)."""
     from schedlab.memory import check_fits, estimate_run
 
+    def refuse(section: str, index: int, key: str):
+        return lambda message: at.error(f"{message} (a cluster may hold it: --dask slurm)", section, index, key)
+
     _, per_resource, jobs = _largest_run(workloads, platforms, schedulers)
     for index, workload in enumerate(workloads):  # first: a platform's check counts the largest of them
         if workload.kind in ("synthetic", "lublin"):
             check_fits(estimate_run(0, per_resource, generated_jobs=int(workload.source["jobs"])),
-                       f"a workload of {int(workload.source['jobs']):,} jobs", lambda message: at.error(
-                           message, "workloads", index, "jobs"))  # noqa: B023 (called at once)
+                       f"a workload of {int(workload.source['jobs']):,} jobs", refuse("workloads", index, "jobs"))
     for index, platform in enumerate(platforms):
         if platform.resources:
             check_fits(estimate_run(platform.resources, per_resource, generated_jobs=jobs),
-                       f"a run on {platform.resources:,} resources", lambda message: at.error(
-                           message, "platforms", index, "resources"))  # noqa: B023 (called at once)
+                       f"a run on {platform.resources:,} resources", refuse("platforms", index, "resources"))
 
 
-def load_campaign(path: str | Path) -> Campaign:
-    """Read and validate a campaign file; relative paths are relative to the file."""
+def load_campaign(path: str | Path, *, runs_here: bool = True) -> Campaign:
+    """Read and validate a campaign file; relative paths are relative to the file. `runs_here`: its
+    runs are made on this machine (not on a Dask cluster), so a run that cannot fit in its memory is
+    refused."""
     from schedlab.paths import read_input_text
 
     path = Path(path)
@@ -322,10 +325,10 @@ def load_campaign(path: str | Path) -> Campaign:
         match = re.search(r"line (\d+)", str(exc))
         line = int(match.group(1)) if match else None
         raise InputError(f"malformed TOML: {exc}", path=str(path), line=line) from None
-    return campaign_from_doc(doc, path, text)
+    return campaign_from_doc(doc, path, text, runs_here=runs_here)
 
 
-def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campaign:
+def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "", *, runs_here: bool = True) -> Campaign:
     """A campaign from its parsed TOML (`text`: the file's, for line numbers in errors). From
     Python, `path` names a file that need not exist: relative paths are relative to its folder."""
     at = _Locator(path, text)
@@ -378,7 +381,8 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "") -> Campai
         repeated = next((i for i, n in enumerate(names) if n in names[:i]), None)
         if repeated is not None:
             raise at.error(f"{attribute} {names[repeated]!r} is used twice", section, repeated, attribute)
-    _check_memory(workloads, platforms, schedulers, at)
+    if runs_here:
+        _check_memory(workloads, platforms, schedulers, at)
     jitter, repetitions = None, 0
     if "perturb" in doc:
         perturb = _table(doc["perturb"], PERTURB_KEYS, at, "perturb", 0)

@@ -81,7 +81,10 @@ def jobqueue_cluster(kind: str):
     if dask_jobqueue is None:
         raise InputError(f"--dask {kind} needs dask-jobqueue (pip install 'schedlab[cluster]')")
     import dask.config
-    prologue = list(dask.config.get(f"jobqueue.{kind}.job-script-prologue", default=None) or [])
+    # the configuration's own lines first (`env-extra`: their name before dask-jobqueue 0.8, which
+    # ignores it once job_script_prologue is passed)
+    prologue = list(dask.config.get(f"jobqueue.{kind}.job-script-prologue", default=None)
+                    or dask.config.get(f"jobqueue.{kind}.env-extra", default=None) or [])
     return getattr(dask_jobqueue, JOBQUEUE[kind])(job_script_prologue=[*prologue, *WORKER_PROLOGUE])
 
 

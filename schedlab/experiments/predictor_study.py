@@ -35,6 +35,7 @@ import pandas as pd
 from schedlab import __version__
 from schedlab.errors import InputError
 from schedlab.experiments.versions import library_versions
+from schedlab.parsing import toml_loads
 from schedlab.paths import atomic_path
 from schedlab.predictors.evaluate import METRICS, flat_report
 
@@ -150,7 +151,7 @@ def _paper_values(path: Path) -> dict[str, Any]:
 
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
-        paper = tomllib.loads(text).get("predictors", {})
+        paper = toml_loads(text).get("predictors", {})
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", path=str(path)) from None
     at = _Locator(path, text)

@@ -114,6 +114,11 @@ def execute_run(run: Run, runs_dir: str) -> dict[str, Any]:
         summary = {"complete": False, "error": error, **run_info(run), "metrics": {},
                    "timing": {"wall_time_s": time.perf_counter() - t0}, "schedlab_version": __version__}
         (temporary / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    if not summary.get("complete"):
+        done = finished_row(run, Path(runs_dir))
+        if done is not None:  # done already, by a worker that took over this one's batch (this one was lost
+            shutil.rmtree(temporary, ignore_errors=True)  # and failed as its folder went): kept
+            return done
     shutil.rmtree(final, ignore_errors=True)
     os.replace(temporary, final)
     return row(run, summary)
@@ -435,27 +440,27 @@ def run_campaign(runs: list[Run], out_dir: Path, *, workers: int = 1, dask: str 
         write_results(finished, out_dir / "results.parquet")
         raise CampaignInterrupted(len(finished), len(runs), stop) from None
     ordered = [rows[run.id] for run in runs]
-    _remove_leftovers(runs_dir)  # a lost worker's (a cancelled batch job): its runs were done again
+    if dask is None and connection is None:  # a pool's workers have all ended (a Dask worker whose job was
+        _remove_leftovers(runs_dir)          # cancelled may still be writing: the next run removes its folder)
     write_results(ordered, out_dir / "results.parquet")
     return ordered
 
 
-def _pool_size(workers: int, todo: int, run_bytes: int, say: Callable[[str], None] | None) -> int:
+def _pool_size(workers: int, nb_todo: int, run_bytes: int, say: Callable[[str], None] | None) -> int:
     """No more pool workers than runs to do (idle processes cost their start: 1,000 of them over a
     minute) nor than the memory holds runs of `run_bytes` (schedlab.memory's estimate); said."""
-    from schedlab.memory import available_bytes, size
+    from schedlab.memory import workers_that_fit
 
-    size_now, why = workers, ""
-    if todo < size_now:
-        size_now, why = todo, f"{todo} run{'s' if todo > 1 else ''} to do"
+    nb_workers, why = workers, ""
+    if nb_todo < nb_workers:
+        nb_workers, why = nb_todo, f"{nb_todo} run{'s' if nb_todo > 1 else ''} to do"
     if run_bytes > 0:
-        available, where = available_bytes()
-        fit = max(1, available // run_bytes)
-        if fit < size_now:
-            size_now, why = fit, f"{fit} runs of about {size(run_bytes)} fit in the {size(available)} {where}"
-    if size_now < workers and say is not None:
-        say(f"note: --workers {workers}: {why}, so {size_now} worker{'s' if size_now > 1 else ''}")
-    return size_now
+        nb_fit, why_fit = workers_that_fit(run_bytes)
+        if nb_fit < nb_workers:
+            nb_workers, why = nb_fit, why_fit
+    if nb_workers < workers and say is not None:
+        say(f"note: --workers {workers}: {why}, so {nb_workers} worker{'s' if nb_workers > 1 else ''}")
+    return nb_workers
 
 
 def _remove_leftovers(runs_dir: Path) -> None:

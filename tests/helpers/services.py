@@ -28,8 +28,8 @@ def service(name: str, *up_args: str) -> Iterator[str]:
     started = script(name, "up", *up_args)
     if started.returncode == CANNOT:
         pytest.skip(started.stderr.strip().splitlines()[-1])
-    assert started.returncode == 0, f"{name} up failed:\n{started.stderr[-3000:]}"
-    try:
+    try:  # an `up` that failed half-way is brought down too
+        assert started.returncode == 0, f"{name} up failed:\n{started.stderr[-3000:]}"
         yield started.stdout
     finally:
         if not was_running:
