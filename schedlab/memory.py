@@ -126,14 +126,12 @@ def estimate_run(nb_resources: int, bytes_per_resource: int, *, workload_file: s
     return estimate
 
 
-def check_fits(estimate: int, what: str, refuse: Callable[[str], Exception],
-               say: Callable[[str], None] | None = None, copies: int = 1) -> None:
-    """Raise refuse(message) when `copies` runs of `estimate` bytes cannot fit in what there is; say
-    one line when they take more than a quarter of it."""
-    available, where = available_bytes()
-    total = estimate * copies
-    each = f" ({copies} at once, {size(estimate)} each)" if copies > 1 else ""
-    if total > available:
-        raise refuse(f"{what} needs about {size(total)} of memory{each}, more than the {size(available)} {where}")
-    if say is not None and total > LARGE_SHARE * available:
-        say(f"{what} needs about {size(total)} of memory{each}, of the {size(available)} {where}")
+def check_fits(estimate_b: int, what: str, refuse: Callable[[str], Exception],
+               say: Callable[[str], None] | None = None) -> None:
+    """Raise refuse(message) when a run of `estimate_b` bytes cannot fit in what there is; say one
+    line when it takes more than a quarter of it."""
+    available_b, where = available_bytes()
+    if estimate_b > available_b:
+        raise refuse(f"{what} needs about {size(estimate_b)} of memory, more than the {size(available_b)} {where}")
+    if say is not None and estimate_b > LARGE_SHARE * available_b:
+        say(f"{what} needs about {size(estimate_b)} of memory, of the {size(available_b)} {where}")

@@ -41,6 +41,15 @@ def all_schedulers(*, plugins: bool = True) -> dict[str, type[Scheduler]]:
     return SCHEDULERS
 
 
+def bytes_per_resource(name: str) -> int:
+    """A scheduler's peak memory per resource (`Scheduler.bytes_per_resource`), or the default's
+    when the name cannot be looked up here (an unknown or failing scheduler is said where it is made)."""
+    try:
+        return int(scheduler_class(name).bytes_per_resource)
+    except Exception:
+        return int(Scheduler.bytes_per_resource)
+
+
 def scheduler_class(name: str) -> type[Scheduler]:
     """The class a scheduler name gives: shipped (its module imported on demand), registered,
     an installed plugin's (entry point group `schedlab.schedulers`) or `MODULE:CLASS`."""

@@ -4,7 +4,6 @@ embedded engine, Batsim's decision process, and what reads a run's results."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import re
 import sys
@@ -60,14 +59,11 @@ def _check_memory(args: argparse.Namespace) -> None:
     """A number of resources and a whole-file workload, estimated before they are built: refused when
     the run cannot fit in the memory this process may use, said when it takes more than a quarter."""
     from schedlab.memory import check_fits, estimate_run
+    from schedlab.schedulers.base import bytes_per_resource
+    from schedlab.schedulers.interface import Scheduler
 
     nb_resources = int(args.platform) if args.platform.isdigit() and not Path(args.platform).exists() else 0
-    per_resource = 100
-    if args.scheduler:
-        from schedlab.schedulers.base import scheduler_class
-
-        with contextlib.suppress(Exception):  # an unknown or failing scheduler is said where it is made
-            per_resource = int(getattr(scheduler_class(args.scheduler), "bytes_per_resource", per_resource))
+    per_resource = bytes_per_resource(args.scheduler) if args.scheduler else Scheduler.bytes_per_resource
     what = f"--platform {args.platform}" if nb_resources else f"--workload {args.workload}"
     if nb_resources and not str(args.workload).endswith(".parquet"):
         what += f" with --workload {args.workload}"

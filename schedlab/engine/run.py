@@ -118,11 +118,10 @@ class RunDirectory:
     def discard(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
 
-    def unwritten(self, failure: BaseException) -> OutputError:
+    def unwritten(self, failure: OutputError) -> OutputError:
         """A failure to write a staged file, said of the results directory's file (the staging is
         discarded: nothing partial stays), and what it keeps."""
-        message = str(failure) if isinstance(failure, OutputError) else f"cannot write: {failure}"
-        message = message.replace(f"{self.staging}{os.sep}", f"{self.out}{os.sep}")
+        message = str(failure).replace(f"{self.staging}{os.sep}", f"{self.out}{os.sep}")
         kept = "the earlier complete run there is kept" if self.holds_complete_run() else "nothing was written"
         return OutputError(f"{message} ({kept})")
 

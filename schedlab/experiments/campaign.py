@@ -9,7 +9,6 @@ schedlab version, so finished runs are found again and skipped.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import re
 import tomllib
@@ -280,12 +279,9 @@ def _largest_run(workloads: tuple[WorkloadSpec, ...], platforms: tuple[PlatformS
                  schedulers: tuple[SchedulerSpec, ...]) -> tuple[int, int, int]:
     """(the largest run's estimate, the cost per resource, the most jobs a generated workload has)."""
     from schedlab.memory import estimate_run
-    from schedlab.schedulers.base import scheduler_class
+    from schedlab.schedulers.base import bytes_per_resource
 
-    per_resource = 100
-    for spec in schedulers:
-        with contextlib.suppress(Exception):  # an unknown scheduler is said by its own check
-            per_resource = max(per_resource, int(getattr(scheduler_class(spec.name), "bytes_per_resource", 100)))
+    per_resource = max(bytes_per_resource(spec.name) for spec in schedulers)
     jobs = max((int(w.source["jobs"]) for w in workloads if w.kind in ("synthetic", "lublin")), default=0)
     resources = max((p.resources or 0 for p in platforms), default=0)
     return estimate_run(resources, per_resource, generated_jobs=jobs), per_resource, jobs
