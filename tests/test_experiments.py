@@ -317,6 +317,7 @@ def test_metric_vs_option_curves_appear_for_numeric_sweeps(tmp_path):
     assert png_is_drawn(tmp_path / "r" / "bsld_boxes.png") and png_is_drawn(tmp_path / "r" / "policy_boxes.png")
 
 
+@pytest.mark.slow  # the report's files and plots: test_report_files_and_plots, by default
 def test_html_report_renders_in_headless_chromium(tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:

@@ -140,7 +140,7 @@ def plugin_site(tmp_path_factory):
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(target), os.environ.get("PYTHONPATH")]))}
 
 
-def test_an_installed_plugin_is_a_scheduler_name_everywhere(tmp_path, plugin_site):
+def test_an_installed_plugin_is_listed_and_simulates(tmp_path, plugin_site):
     env = plugin_site
     listing = cli("schedulers", env=env)
     assert listing.returncode == 0
@@ -163,6 +163,12 @@ def test_an_installed_plugin_is_a_scheduler_name_everywhere(tmp_path, plugin_sit
     assert broken.returncode == 2 and "schedlab-example-plugin" in broken.stderr
     assert len(broken.stderr.strip().splitlines()) == 1
 
+
+@pytest.mark.slow  # its listing and simulate: the test above, by default
+def test_an_installed_plugin_is_a_scheduler_name_everywhere(tmp_path, plugin_site):
+    env = plugin_site
+    workload = generate(nb_jobs=200, nb_resources=16, seed=2)
+    (tmp_path / "w.json").write_text(json.dumps(workload.to_json()))
     (tmp_path / "c.toml").write_text(
         'name = "plug"\nseeds = [1]\n[[workloads]]\nname = "w"\nfile = "w.json"\n[[platforms]]\nname = "p"\n'
         'resources = 16\n[[schedulers]]\nname = "largest-first"\n[[schedulers]]\nname = "easy"\n')

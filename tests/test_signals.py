@@ -19,7 +19,9 @@ from schedlab.engine.run import STAGING_PREFIX
 from tests.helpers.cli import campaign_file
 
 SCHEDLAB = [sys.executable, "-m", "schedlab"]
-STOPS = [(signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGHUP, 129, "terminated (SIGHUP)")]
+# SIGTERM by default; SIGHUP (the same handler, another code) and SIGKILL in CI's second pass
+STOPS = [(signal.SIGTERM, 143, "terminated (SIGTERM)"),
+         pytest.param(signal.SIGHUP, 129, "terminated (SIGHUP)", marks=pytest.mark.slow)]
 
 
 def descendants(pid: int) -> list[int]:
@@ -77,7 +79,8 @@ def test_simulate_writes_what_finished_on_sigterm_and_sighup(big_workload, tmp_p
     assert sorted(p.name for p in out.iterdir()) == ["jobs.csv", "schedule.csv", "summary.json"]  # no staging
 
 
-@pytest.mark.parametrize(("signum", "code", "said"), [*STOPS, (signal.SIGKILL, -9, None)])
+@pytest.mark.parametrize(("signum", "code", "said"),
+                         [*STOPS, pytest.param(signal.SIGKILL, -9, None, marks=pytest.mark.slow)])
 def test_a_campaign_stopped_by_a_signal_leaves_no_worker(tmp_path, signum, code, said):
     path = campaign_file(tmp_path, jobs=6000)
     out = tmp_path / "o"
@@ -101,6 +104,7 @@ def test_a_campaign_stopped_by_a_signal_leaves_no_worker(tmp_path, signum, code,
     assert len(pd.read_parquet(out / "results.parquet")) == 12
 
 
+@pytest.mark.slow  # a Dask local campaign's results: test_experiments, by default
 def test_a_dask_local_campaign_stops_its_cluster_on_sigterm(tmp_path):
     pytest.importorskip("distributed")
     path = campaign_file(tmp_path, jobs=6000)
