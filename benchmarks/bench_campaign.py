@@ -15,9 +15,9 @@ from pathlib import Path
 
 from schedlab.engine import Engine
 from schedlab.engine.run import simulate
-from schedlab.experiments.campaign import load_campaign
-from schedlab.experiments.plan import expand
-from schedlab.experiments.runner import run_campaign
+from schedlab.experiments.campaigns.campaign import load_campaign
+from schedlab.experiments.campaigns.plan import expand
+from schedlab.experiments.campaigns.runner import run_campaign
 from schedlab.platform import load_platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.workload import load_workload

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from schedlab.experiments.campaign import campaign_from_doc
-from schedlab.experiments.plan import expand
-from schedlab.experiments.runner import batches, run_campaign
+from schedlab.experiments.campaigns.campaign import campaign_from_doc
+from schedlab.experiments.campaigns.plan import expand
+from schedlab.experiments.campaigns.runner import batches, run_campaign
 
 
 def campaign(workloads: int, jobs: int) -> dict:

@@ -38,8 +38,8 @@ def run(workload, name: str, options: dict[str, str]) -> tuple[float, float, flo
 def atlas_rows(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Reliability rows (Tab. 2 + p^) and accuracies of every Atlas job with a run time (the default
     conversion: run time 0 dropped, jobs without a request kept), replayed as the reliability study
-    does (schedlab/experiments/hybrid_reliability.py)."""
-    from schedlab.experiments.hybrid_reliability import replay_rows
+    does (schedlab/experiments/studies/hybrid_reliability.py)."""
+    from schedlab.experiments.studies.hybrid_reliability import replay_rows
     from schedlab.workload import parse_workload
     from schedlab.workloads.convert import convert_columns
     from schedlab.workloads.swf import read_swf, to_trace_jobs

@@ -19,8 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from schedlab.experiments import policy_scores
-from schedlab.experiments.policy_scores import generate, simulate_list, trial_bslds, tuples_from_trace, usable_jobs
+from schedlab.experiments.studies import policy_scores
+from schedlab.experiments.studies.policy_scores import (
+    generate,
+    simulate_list,
+    trial_bslds,
+    tuples_from_trace,
+    usable_jobs,
+)
 from schedlab.workloads.swf import read_swf
 
 REPO = Path(__file__).resolve().parents[1]

@@ -41,17 +41,10 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from schedlab.errors import InputError
 from schedlab.predictors.features import CATEGORICAL, get_feature_set, present_columns
+from schedlab.predictors.models import MODEL_KINDS, model_names, register_model
 from schedlab.predictors.runtime import build_pipeline, category_order
 from schedlab.predictors.xgb import xgboost_module
 
-#: model name -> description (predictor train --model, predictor studies)
-DISTRIBUTION_MODELS = {
-    "quantile-xgb": "xgboost quantile loss on log run time (levels 0.1, 0.25, 0.5, 0.75, 0.9; 100 trees, eta 0.1, "
-                    "depth 4), levels sorted per row",
-    "aft": "xgboost accelerated failure time (survival:aft, normal; 100 trees, eta 0.1, depth 3): jobs killed at "
-           "their time limit are right-censored there; sigma fitted on held-out residuals",
-    "aft-naive": "aft with the time limit taken as a killed job's run time (no censoring): the naive comparison",
-}
 DISTRIBUTIONS = ("normal", "logistic")
 #: sigma is measured on at least this many held-out jobs that finished; below, DEFAULT_SCALE
 MIN_HELD_OUT = 10
@@ -361,14 +354,36 @@ class CensoredPredictor(DistributionPredictor):
 def make_distribution_predictor(*, model: str, features: str = "diws", seed: int = 0,
                                 params: dict[str, Any] | None = None) -> DistributionPredictor:
     """The unfitted predictor a DISTRIBUTION_MODELS name gives (`params`: its keyword arguments)."""
-    if model not in DISTRIBUTION_MODELS:
+    kind = MODEL_KINDS.get(model)
+    if kind is None or kind.family != "distribution":
         raise InputError(f"unknown distribution model {model!r} (known: {', '.join(DISTRIBUTION_MODELS)})")
-    made: DistributionPredictor = (QuantilePredictor(features=features, seed=seed) if model == "quantile-xgb" else
-                                   CensoredPredictor(features=features, seed=seed,
-                                                     censoring="aft" if model == "aft" else "naive"))
+    made: DistributionPredictor = kind.make(features=features, seed=seed)
     if params:
         try:
             made.set_params(**params)
         except ValueError as exc:
             raise InputError(f"model {model!r}: {exc}") from None
     return made
+
+
+@register_model("quantile-xgb", "xgboost quantile loss on log run time (levels 0.1, 0.25, 0.5, 0.75, 0.9; 100 trees, "
+                "eta 0.1, depth 4), levels sorted per row", "distribution")
+def _quantiles(*, features: str, seed: int) -> DistributionPredictor:
+    return QuantilePredictor(features=features, seed=seed)
+
+
+@register_model("aft", "xgboost accelerated failure time (survival:aft, normal; 100 trees, eta 0.1, depth 3): jobs "
+                "killed at their time limit are right-censored there; sigma fitted on held-out residuals",
+                "distribution")
+def _censored(*, features: str, seed: int) -> DistributionPredictor:
+    return CensoredPredictor(features=features, seed=seed, censoring="aft")
+
+
+@register_model("aft-naive", "aft with the time limit taken as a killed job's run time (no censoring): the naive "
+                "comparison", "distribution")
+def _naive(*, features: str, seed: int) -> DistributionPredictor:
+    return CensoredPredictor(features=features, seed=seed, censoring="naive")
+
+
+#: model name -> description (predictor train --model, predictor studies)
+DISTRIBUTION_MODELS = model_names("distribution")

@@ -20,7 +20,7 @@ import json
 import platform as host
 import weakref
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -30,53 +30,74 @@ from schedlab import __version__
 from schedlab.errors import InputError
 from schedlab.paths import sha256_file
 from schedlab.predictors.features import CATEGORICAL, UserMeans, get_feature_set, present_columns
+from schedlab.predictors.models import MODEL_KINDS, model_names, register_model
 
 #: Bumped whenever how a model is built or fed changes (pipeline, feature sources, target scaling):
 #: caches of trained models (DIWS, predictor studies) are keyed by it, so none is reused stale.
 RECIPE_VERSION = 3  # 3: numeric ids (user, qos) coded in numeric order
 
-MODELS = {
-    "dt": "DecisionTreeRegressor (scikit-learn defaults)",
-    "rf": "RandomForestRegressor (scikit-learn defaults)",
-    "gb": "GradientBoostingRegressor (scikit-learn defaults)",
-    "gb-xgb": "xgboost XGBRegressor (xgboost defaults, one thread), stored as xgboost JSON",
-    "adaboost": "AdaBoostRegressor (AdaBoost.R2, linear loss) of 50 depth-3 decision trees, learning rate 1.0 "
-                "(scikit-learn defaults; the COARE study gives none)",
-    "nn": "MLPRegressor, 3 hidden layers of 64, MinMax-scaled inputs and target (no dropout/Huber in scikit-learn)",
-    "walltime": "baseline: the job's time limit",
-    "user-last2": "baseline (EASY++): mean of the user's last two run times, capped by the time limit; the limit "
-                  "until two are known",
-}
+@register_model("dt", "DecisionTreeRegressor (scikit-learn defaults)", "regressor")
+def _decision_tree(seed: int) -> Any:
+    from sklearn.tree import DecisionTreeRegressor
+
+    return DecisionTreeRegressor(random_state=seed)
+
+
+@register_model("rf", "RandomForestRegressor (scikit-learn defaults)", "regressor")
+def _random_forest(seed: int) -> Any:
+    from sklearn.ensemble import RandomForestRegressor
+
+    return RandomForestRegressor(random_state=seed, n_jobs=1)
+
+
+@register_model("gb", "GradientBoostingRegressor (scikit-learn defaults)", "regressor")
+def _gradient_boosting(seed: int) -> Any:
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    return GradientBoostingRegressor(random_state=seed)
+
+
+def _xgboost_installed() -> None:
+    from schedlab.predictors.xgb import xgboost_module
+
+    xgboost_module()
+
+
+@register_model("gb-xgb", "xgboost XGBRegressor (xgboost defaults, one thread), stored as xgboost JSON", "regressor",
+                requires=_xgboost_installed)
+def _xgboost(seed: int) -> Any:
+    from schedlab.predictors.xgb import XGBoostJSON
+
+    return XGBoostJSON(seed=seed)
+
+
+@register_model("adaboost", "AdaBoostRegressor (AdaBoost.R2, linear loss) of 50 depth-3 decision trees, learning "
+                "rate 1.0 (scikit-learn defaults; the COARE study gives none)", "regressor")
+def _adaboost(seed: int) -> Any:
+    from sklearn.ensemble import AdaBoostRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    return AdaBoostRegressor(DecisionTreeRegressor(max_depth=3, random_state=seed), loss="linear",
+                             n_estimators=50, learning_rate=1.0, random_state=seed)
+
+
+@register_model("nn", "MLPRegressor, 3 hidden layers of 64, MinMax-scaled inputs and target (no dropout/Huber in "
+                "scikit-learn)", "regressor", scaled_inputs=True)
+def _network(seed: int) -> Any:
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.preprocessing import MinMaxScaler
+
+    # run times span seconds to days: the network learns them MinMax-scaled, as its inputs
+    network = MLPRegressor(hidden_layer_sizes=(64, 64, 64), random_state=seed, max_iter=300, early_stopping=True)
+    return TransformedTargetRegressor(regressor=network, transformer=MinMaxScaler())
 
 
 def _estimator(model: str, seed: int):
-    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
-    from sklearn.neural_network import MLPRegressor
-    from sklearn.tree import DecisionTreeRegressor
-
-    if model == "dt":
-        return DecisionTreeRegressor(random_state=seed)
-    if model == "rf":
-        return RandomForestRegressor(random_state=seed, n_jobs=1)
-    if model == "gb":
-        return GradientBoostingRegressor(random_state=seed)
-    if model == "adaboost":
-        from sklearn.ensemble import AdaBoostRegressor
-
-        return AdaBoostRegressor(DecisionTreeRegressor(max_depth=3, random_state=seed), loss="linear",
-                                 n_estimators=50, learning_rate=1.0, random_state=seed)
-    if model == "gb-xgb":
-        from schedlab.predictors.xgb import XGBoostJSON
-
-        return XGBoostJSON(seed=seed)
-    if model == "nn":
-        from sklearn.compose import TransformedTargetRegressor
-        from sklearn.preprocessing import MinMaxScaler
-
-        # run times span seconds to days: the network learns them MinMax-scaled, as its inputs
-        network = MLPRegressor(hidden_layer_sizes=(64, 64, 64), random_state=seed, max_iter=300, early_stopping=True)
-        return TransformedTargetRegressor(regressor=network, transformer=MinMaxScaler())
-    raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
+    kind = MODEL_KINDS.get(model)
+    if kind is None or kind.family != "regressor":
+        raise InputError(f"unknown model {model!r} (known: {', '.join(MODELS)})")
+    return kind.make(seed)
 
 
 def category_order(values: Any) -> list[Any]:
@@ -108,7 +129,7 @@ def build_pipeline(columns: list[str], user_means: tuple[str, ...], model: str, 
                            handle_unknown="use_encoded_value", unknown_value=-1, encoded_missing_value=-1)
     steps.append(("codes", ColumnTransformer([("categorical", codes, categorical)], remainder="passthrough")))
     steps.append(("impute", SimpleImputer(strategy="median", keep_empty_features=True)))
-    if model == "nn":
+    if model in MODEL_KINDS and MODEL_KINDS[model].scaled_inputs:
         steps.append(("scale", MinMaxScaler()))
     steps.append(("model", _estimator(model, seed) if estimator is None else estimator))
     return Pipeline(steps)
@@ -226,6 +247,7 @@ class Baseline(RegressorMixin, BaseEstimator):
         raise NotImplementedError
 
 
+@register_model("walltime", "baseline: the job's time limit", "baseline")
 class TimeLimitBaseline(Baseline):
     """Model `walltime`: the job's time limit."""
 
@@ -235,6 +257,8 @@ class TimeLimitBaseline(Baseline):
         return limit_s
 
 
+@register_model("user-last2", "baseline (EASY++): mean of the user's last two run times, capped by the time limit; "
+                "the limit until two are known", "baseline")
 class UserLast2Baseline(Baseline):
     """Model `user-last2` (EASY++, Tsafrir et al.): the mean of the user's last two run times, capped
     by the time limit; the time limit until two are known (predictsim's convention)."""
@@ -272,7 +296,10 @@ class UserLast2Baseline(Baseline):
 Predictor = RuntimePredictor | Baseline
 
 #: the baselines' model names -> their classes
-BASELINES: dict[str, type[Baseline]] = {"walltime": TimeLimitBaseline, "user-last2": UserLast2Baseline}
+BASELINES: dict[str, type[Baseline]] = {name: cast(type[Baseline], MODEL_KINDS[name].make)
+                                         for name in model_names("baseline")}
+#: the point models (fitted regressors and baselines): name -> description
+MODELS = model_names("regressor", "baseline")
 
 
 def make_predictor(*, model: str = "dt", features: str = "diws", seed: int = 0,

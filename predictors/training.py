@@ -9,13 +9,14 @@ from typing import Any
 import numpy as np
 
 from schedlab.errors import InputError
-from schedlab.predictors.distribution import DISTRIBUTION_MODELS, DistributionPredictor, make_distribution_predictor
+from schedlab.predictors.distribution import DistributionPredictor, make_distribution_predictor
 from schedlab.predictors.evaluate import prediction_report, quantile_report
 from schedlab.predictors.features import SOURCES, get_feature_set, job_table
-from schedlab.predictors.runtime import MODELS, Predictor, data_hash, make_predictor, versions
+from schedlab.predictors.models import MODEL_KINDS, model_names
+from schedlab.predictors.runtime import Predictor, data_hash, make_predictor, versions
 
 #: every model name `predictor train` and the studies know: point models, baselines, distributions
-ALL_MODELS = {**MODELS, **DISTRIBUTION_MODELS}
+ALL_MODELS = model_names()  # every registered model: the point ones, then the distributions
 #: the levels a distribution predictor's card and `predictor evaluate` report calibration at
 REPORTED_LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
 
@@ -82,10 +83,9 @@ def check_choices(features: str, model: str) -> None:
     get_feature_set(features)
     if model not in ALL_MODELS:
         raise InputError(f"unknown model {model!r} (known: {', '.join(ALL_MODELS)})")
-    if model == "gb-xgb":
-        from schedlab.predictors.xgb import xgboost_module
-
-        xgboost_module()
+    requires = MODEL_KINDS[model].requires
+    if requires is not None:
+        requires()
 
 
 def train_on(data, workload_path: str | Path, *, features: str = "diws", model: str = "dt", split: str = "time",
@@ -154,7 +154,8 @@ def killed_at_walltime(jobs: list[Any], runtimes_s: np.ndarray) -> tuple[np.ndar
 def new_predictor(*, model: str, features: str = "diws", seed: int = 0, margin_min: float = 0.0,
                   params: dict[str, Any] | None = None) -> Predictor | DistributionPredictor:
     """The unfitted predictor of any ALL_MODELS name."""
-    if model in DISTRIBUTION_MODELS:
+    kind = MODEL_KINDS.get(model)
+    if kind is not None and kind.family == "distribution":
         if margin_min:
             raise InputError(f"model {model!r} predicts a distribution: choose its quantile, not a margin")
         return make_distribution_predictor(model=model, features=features, seed=seed, params=params)

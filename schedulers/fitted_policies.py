@@ -1,7 +1,7 @@
 """Regression-obtained queue policies (Rosa, Carastan-Santos, Goldman): polynomials f(p~, q, r)
 as a scheduler evaluates them, their published coefficients, and fitted files loaded by name
 (`queue_order=FILE#NAME`). Fitting them on permutation-simulation scores is the policy factory's
-(schedlab/experiments/policy_fitting.py, schedlab/experiments/policy_scores.py).
+(schedlab/experiments/studies/policy_fitting.py, schedlab/experiments/studies/policy_scores.py).
 
 - Terms (the study's Tab. 1): Lin (1, p, q, r); Qdr adds p², q², r², pq; Cub adds p³, q³, r³, p²q,
   pq²; Qua adds p⁴, q⁴, r⁴, p³q, p²q², pq³. No mixed terms with r.

@@ -504,7 +504,7 @@ def test_no_more_workers_than_runs_and_the_message_says_so(tmp_path, capsys):
 
 def test_more_workers_than_memory_holds_are_cut_and_said(tmp_path, capsys, monkeypatch):
     from schedlab import memory
-    from schedlab.experiments.campaign import load_campaign, run_memory_bytes
+    from schedlab.experiments.campaigns.campaign import load_campaign, run_memory_bytes
 
     path = _campaign(tmp_path, schedulers=("fcfs", "easy", "easy-sjbf"))
     each = run_memory_bytes(load_campaign(path))

@@ -388,8 +388,7 @@ def _parser_actions(parser, path=()):
 
 def test_every_option_and_argument_has_a_sentence_and_its_default(capsys):
     from schedlab.cli import build_parser
-    from schedlab.cli.workloads import FROM_TABLE_COLUMNS
-    from schedlab.workloads.slurm import ALIASES, FEATURES
+    from schedlab.workloads.slurm import ALIASES, FEATURES, FROM_TABLE_COLUMNS
 
     parser = build_parser()
     for command, action in _parser_actions(parser):

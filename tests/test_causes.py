@@ -1,6 +1,6 @@
 """The table of record's causes are measurements: a fake study (a small campaign beside a paper
 file) whose causes the generator measures, prints, and refuses when the evidence does not
-support them (schedlab.experiments.causes)."""
+support them (schedlab.experiments.papers.causes)."""
 
 from __future__ import annotations
 

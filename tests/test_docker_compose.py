@@ -16,8 +16,8 @@ import pytest
 
 from schedlab.cli import main
 from schedlab.cli.experiments import expected_entries
-from schedlab.experiments.campaign import load_campaign
-from schedlab.experiments.plan import expand
+from schedlab.experiments.campaigns.campaign import load_campaign
+from schedlab.experiments.campaigns.plan import expand
 from tests.helpers.services import REPO, script, service
 
 pytestmark = pytest.mark.docker

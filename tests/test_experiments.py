@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 
 from schedlab.cli import main
-from schedlab.experiments.campaign import load_campaign
-from schedlab.experiments.plan import expand
-from schedlab.experiments.runner import jittered
+from schedlab.experiments.campaigns.campaign import load_campaign
+from schedlab.experiments.campaigns.plan import expand
+from schedlab.experiments.campaigns.runner import jittered
 from tests.helpers.cli import campaign_file, one_line_error
 from tests.helpers.data import REPO, TRACES
 
@@ -63,7 +63,7 @@ def test_plan_lists_the_runs(tmp_path, capsys):
 
 
 def test_run_ids_are_stable_and_sensitive_to_every_input(tmp_path, monkeypatch):
-    import schedlab.experiments.plan as plan
+    import schedlab.experiments.campaigns.plan as plan
 
     base = {r.key: r.id for r in expand(load_campaign(campaign_file(tmp_path)), tmp_path / "a")}
     again = {r.key: r.id for r in expand(load_campaign(campaign_file(tmp_path)), tmp_path / "b")}
@@ -163,7 +163,7 @@ def test_a_local_dask_clusters_workers_compute_without_dasks_profiler_and_with_o
     pytest.importorskip("distributed")
     import dask.config
 
-    from schedlab.experiments.cluster import dask_client
+    from schedlab.experiments.campaigns.cluster import dask_client
 
     client, closers = dask_client("local", 1)
     try:
@@ -180,7 +180,7 @@ def test_a_local_dask_clusters_workers_compute_without_dasks_profiler_and_with_o
 
 def test_a_failing_run_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
     import schedlab.schedulers.base as base
-    from schedlab.experiments import runner
+    from schedlab.experiments.campaigns import runner
 
     runs = expand(load_campaign(campaign_file(tmp_path)), tmp_path / "o")
     # the runner looks the factory up when a run starts: break one configuration there
@@ -248,7 +248,7 @@ def png_is_drawn(path: Path) -> bool:
 
 
 def test_report_files_and_plots(tmp_path, monkeypatch):
-    import schedlab.experiments.report as report_module
+    import schedlab.experiments.campaigns.report as report_module
 
     saved = report_module._save
     cut = []  # every text of every figure lies inside the figure as laid out (issue 28: labels cut at edges)
@@ -338,7 +338,7 @@ def test_jobqueue_example_makes_batch_job_scripts():
     import dask.config
     import yaml
 
-    from schedlab.experiments.cluster import jobqueue_cluster
+    from schedlab.experiments.campaigns.cluster import jobqueue_cluster
 
     example = yaml.safe_load((REPO / "experiments" / "jobqueue.yaml").read_text())["jobqueue"]
     # the example's values over dask-jobqueue's defaults, as a user's jobqueue.yaml would be merged
@@ -365,7 +365,7 @@ def test_importing_dask_jobqueue_leaves_ctrl_c_alone():
     """dask_jobqueue's import sets a SIGINT handler that exits with status 0: Ctrl-C on a --dask slurm
     campaign ended it silently, nothing written (tests/test_slurm_cluster.py sends the real signal)."""
     pytest.importorskip("dask_jobqueue")
-    code = ("import signal; from schedlab.experiments.cluster import import_jobqueue; import_jobqueue(); "
+    code = ("import signal; from schedlab.experiments.campaigns.cluster import import_jobqueue; import_jobqueue(); "
             "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["True"], done.stderr[-2000:]
@@ -451,7 +451,7 @@ def test_ctrl_c_stops_a_campaign_and_its_workers(tmp_path):
 
 
 def test_perturbation_verdict_is_paired_by_instance():
-    from schedlab.experiments.report import perturbation_table
+    from schedlab.experiments.campaigns.report import perturbation_table
 
     rows = []
     # A beats B by far on window 0 and loses by far on window 1: their medians over windows are
@@ -467,7 +467,7 @@ def test_perturbation_verdict_is_paired_by_instance():
 
 
 def test_option_curves_keep_the_other_options_apart():
-    from schedlab.experiments.report import configuration
+    from schedlab.experiments.campaigns.report import configuration
 
     frame = pd.DataFrame({"scheduler": ["easy"] * 4, "opt_queue_order": ["fcfs", "fcfs", "spt", "spt"],
                           "opt_rjms_delay_s": ["0", "5", "0", "5"]})
@@ -569,7 +569,7 @@ def test_a_warm_up_share_is_left_out_of_the_metrics(tmp_path):
 def test_the_warm_up_leaves_out_the_same_jobs_whatever_order_they_ended_in(tmp_path):
     """jobs.csv lists jobs as they ended: with tied submissions at the cut, the jobs left out must
     not depend on the scheduler (ties go by job id)."""
-    from schedlab.experiments.runner import after_warmup
+    from schedlab.experiments.campaigns.runner import after_warmup
 
     head = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
             "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
@@ -606,7 +606,7 @@ def test_a_campaign_run_whose_history_is_the_simulated_workload_fails_with_the_r
 def test_a_grid_leaves_an_option_out_where_it_would_be_ignored(tmp_path, capsys):
     """`oracle` acts with runtime=exact only: a grid over runtime gives it to the exact runs and
     leaves it out of the predicted ones; given where it never acts, it is refused (one line)."""
-    from schedlab.experiments.campaign import SchedulerSpec
+    from schedlab.experiments.campaigns.campaign import SchedulerSpec
 
     spec = SchedulerSpec("online-sjf", "o", {"runtime": ["exact", "predicted"], "oracle": ["w.json"]}, str(tmp_path))
     assert spec.combinations() == [{"oracle": "w.json", "runtime": "exact"}, {"runtime": "predicted"}]
@@ -640,7 +640,7 @@ def test_the_small_variant_is_the_same_study_on_less_data(tmp_path, capsys):
     assert "9 runs equal" in capsys.readouterr().out
     from dataclasses import replace
 
-    from schedlab.experiments.campaign import small_variant
+    from schedlab.experiments.campaigns.campaign import small_variant
 
     many = replace(load_campaign(path), seeds=(1, 2, 3, 4, 5))
     many = replace(many, workloads=tuple(replace(w, seeds=(7, 8, 9, 10)) for w in many.workloads))
@@ -673,8 +673,8 @@ def test_results_are_the_same_whatever_the_number_of_workers(tmp_path):
     """The pool dispatches the runs expected longest first (hybrid before EASY): the rows, in plan
     order, are the same as one worker's."""
     from schedlab.experiments import run
-    from schedlab.experiments.campaign import campaign_from_doc
-    from schedlab.experiments.runner import batches
+    from schedlab.experiments.campaigns.campaign import campaign_from_doc
+    from schedlab.experiments.campaigns.runner import batches
 
     campaign = {"name": "workers", "seeds": [1, 2],
                 "workloads": [{"name": "lublin", "lublin": {"nodes": 32, "jobs": 300, "mode": "typed",

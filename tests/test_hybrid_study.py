@@ -43,7 +43,7 @@ def test_the_reliability_study_runs_and_reports_beside_the_paper(tmp_path, capsy
     assert "| correlation GBT / DT / CNK (r) | 0.78 / 0.66 / 0.50 |" in text
     assert (out / "report" / "reliability.png").stat().st_size > 1000
     # the table of record reads it too, with the study file's cause
-    from schedlab.experiments.reproductions import study_table
+    from schedlab.experiments.papers.reproductions import study_table
 
     name, table = study_table(out)
     assert name == "r" and table["paper"].tolist() == ["0.78 / 0.66 / 0.50"]
@@ -120,7 +120,7 @@ options = {{ runtime = "requested" }}
 @pytest.mark.traces
 @pytest.mark.parametrize("name", ["main", "kth", "clairvoyance", "sensitivity", "alpha0"])
 def test_the_hybrid_configs_validate(name):
-    from schedlab.experiments.campaign import load_campaign
+    from schedlab.experiments.campaigns.campaign import load_campaign
 
     need_shared(REPO.parent / "shared" / "data" / "swf" / "LLNL-Atlas-2006-2.1-cln.swf.gz")
     campaign = load_campaign(REPO / "experiments" / "hybrid" / f"{name}.toml")
@@ -129,7 +129,7 @@ def test_the_hybrid_configs_validate(name):
 
 @pytest.mark.traces
 def test_the_hybrid_reliability_config_validates():
-    from schedlab.experiments.hybrid_reliability import load_reliability_study
+    from schedlab.experiments.studies.hybrid_reliability import load_reliability_study
 
     need_shared(REPO.parent / "shared" / "data" / "swf" / "LLNL-Atlas-2006-2.1-cln.swf.gz")
     study = load_reliability_study(REPO / "experiments" / "hybrid" / "reliability.toml")
@@ -175,7 +175,7 @@ def test_hybrid_schedulers_under_real_batsim_serve_and_pybatsim(tmp_path, name):
 
 
 def test_a_scheduler_seed_repeats_a_configuration_in_reports():
-    from schedlab.experiments.report import configuration
+    from schedlab.experiments.campaigns.report import configuration
 
     frame = pd.DataFrame({"scheduler": ["a", "a", "a", "a"], "opt_seed": ["1", "2", "1", "2"],
                           "opt_runtime": ["perturbed:0.2", "perturbed:0.2", "exact", "exact"]})
@@ -191,7 +191,7 @@ def test_the_online_predictions_on_the_first_6000_kth_jobs():
     import dataclasses
     import json
 
-    from schedlab.experiments.hybrid_reliability import replay_rows
+    from schedlab.experiments.studies.hybrid_reliability import replay_rows
     from schedlab.workload import parse_workload
     from schedlab.workloads.convert import convert_columns
     from schedlab.workloads.swf import read_swf, to_trace_jobs

@@ -1,4 +1,4 @@
-"""The house's floors (docs/design.md, "Layout"): a module never imports one of a higher floor, and
+"""The house's floors (docs/design.md, "Floors"): a module never imports one of a higher floor, and
 no module imports itself back through others (no import circle). Every import counts, those inside
 functions too (they run all the same)."""
 

@@ -307,7 +307,7 @@ options = {{ history = "@history" }}
 
 
 def test_ctrl_c_writes_the_finished_rows_and_a_rerun_resumes(tmp_path, capsys, monkeypatch):
-    from schedlab.experiments import runner
+    from schedlab.experiments.campaigns import runner
 
     path = _campaign(tmp_path, schedulers=("fcfs", "easy", "easy-sjbf"))
     out = tmp_path / "out"
@@ -331,9 +331,9 @@ def test_ctrl_c_writes_the_finished_rows_and_a_rerun_resumes(tmp_path, capsys, m
 
 
 def test_failed_runs_have_no_metrics_to_rank_by(tmp_path, monkeypatch):
-    from schedlab.experiments import runner
-    from schedlab.experiments.campaign import load_campaign
-    from schedlab.experiments.plan import expand
+    from schedlab.experiments.campaigns import runner
+    from schedlab.experiments.campaigns.campaign import load_campaign
+    from schedlab.experiments.campaigns.plan import expand
 
     monkeypatch.setattr(_Failing, "__module__", "mine")
     monkeypatch.setitem(SCHEDULERS, "failing", _Failing)

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from schedlab.cli import main
 from schedlab.engine import Engine
-from schedlab.experiments.campaign import load_campaign
-from schedlab.experiments.claims import NOTHING_WAITS, claims_table, evaluate
-from schedlab.experiments.plan import expand
+from schedlab.experiments.campaigns.campaign import load_campaign
+from schedlab.experiments.campaigns.plan import expand
+from schedlab.experiments.papers.claims import NOTHING_WAITS, claims_table, evaluate
 from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.policies import POLICIES, get_policy
@@ -325,7 +325,7 @@ def test_a_factory_without_trials_fits_the_authors_table_beside_the_paper(tmp_pa
     result = json.loads((out / "factory.json").read_text())
     assert [arm["shuffle"] for arm in result["arms"]] == ["reference"] and result["metadata"]["trials"] == 0
     assert (out / "fitted-reference.toml").read_bytes() == (out / "fitted.toml").read_bytes()
-    from schedlab.experiments.reproductions import study_table
+    from schedlab.experiments.papers.reproductions import study_table
 
     _, table = study_table(out)
     rows = table.set_index("row")

@@ -8,7 +8,7 @@ import pytest
 
 from schedlab.cli import main
 from schedlab.engine import Engine
-from schedlab.experiments.policy_fitting import fit, read_scores, vif
+from schedlab.experiments.studies.policy_fitting import fit, read_scores, vif
 from schedlab.model import Platform
 from schedlab.schedulers.base import create_scheduler
 from schedlab.schedulers.fitted_policies import PUBLISHED, FittedPolicy, load_fitted, published
@@ -45,7 +45,7 @@ def test_weighted_fit_and_vif_reproduce_the_study(workload):
 
 def test_the_weight_is_pq_squared_not_pq():
     """Our fit is the least-squares solution of (pq)·(f - score), not of sqrt(pq)·(f - score)."""
-    from schedlab.experiments.policy_fitting import design
+    from schedlab.experiments.studies.policy_fitting import design
 
     rng = np.random.default_rng(0)
     p, q, r = rng.uniform(1, 100, 400), rng.integers(1, 64, 400).astype(float), rng.uniform(0, 1000, 400)
@@ -65,7 +65,7 @@ def test_the_solver_matches_scipy_curve_fit_with_sigma_one_over_pq(function):
     random data shaped like a score table (p up to a day, q up to 256, r up to two days)."""
     from scipy.optimize import curve_fit
 
-    from schedlab.experiments.policy_fitting import design
+    from schedlab.experiments.studies.policy_fitting import design
 
     rng = np.random.default_rng(1)
     p, q, r = rng.uniform(1, 86_400, 600), rng.integers(1, 257, 600).astype(float), rng.uniform(0, 172_800, 600)

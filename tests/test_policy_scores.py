@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedlab.cli import main
-from schedlab.experiments.policy_scores import Tuple, simulate_list, trial_bslds, tuple_scores
+from schedlab.experiments.studies.policy_scores import Tuple, simulate_list, trial_bslds, tuple_scores
 from tests.helpers.data import examples
 
 
@@ -103,7 +103,7 @@ def test_the_authors_shuffle_and_its_exact_first_place_bias():
     import itertools
     from fractions import Fraction
 
-    from schedlab.experiments.policy_scores import authors_first_place_odds, authors_permutations
+    from schedlab.experiments.studies.policy_scores import authors_first_place_odds, authors_permutations
 
     for n in (1, 2, 3, 4):
         counts = [0] * n
@@ -146,7 +146,7 @@ def test_a_published_tables_tuples_are_found_in_the_trace(tmp_path):
     import pytest
 
     from schedlab.errors import InputError
-    from schedlab.experiments.policy_scores import reference_tuples, tuples_from_trace, usable_jobs
+    from schedlab.experiments.studies.policy_scores import reference_tuples, tuples_from_trace, usable_jobs
     from schedlab.workloads.swf import read_swf
 
     lines = ["; MaxProcs: 8"] + [f"{i + 1} {30 * i + i * i % 7} 0 {10 + 37 * i % 300} {1 + i % 5} -1 -1 {1 + i % 5} "

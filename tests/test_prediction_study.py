@@ -10,7 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedlab.experiments.prediction_study import correlations, gains, plain_statement, trace_tables, verdict
+from schedlab.experiments.studies.campaign_predictions import (
+    correlations,
+    gains,
+    plain_statement,
+    trace_tables,
+    verdict,
+)
 
 SPEC = {"baseline": "easy", "metric": "mean_bounded_slowdown"}
 

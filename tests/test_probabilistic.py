@@ -327,7 +327,7 @@ def test_jobs_without_an_estimate_leave_the_prediction_metrics_finite(tmp_path):
     """A job without walltime planned with the walltime baseline has no estimate (inf): the run's
     pred_* columns are over the others, and its summary stays valid JSON."""
     from schedlab.api import simulate as simulate_api
-    from schedlab.experiments.runner import prediction_metrics
+    from schedlab.experiments.campaigns.runner import prediction_metrics
 
     specs = [("a", 0, 1, 50, 100), ("b", 1, 1, 70, None), ("c", 2, 2, 30, 60)]
     workload = make_workload(specs)

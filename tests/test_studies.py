@@ -10,8 +10,8 @@ import pytest
 
 from schedlab.cli import main
 from schedlab.errors import InputError
-from schedlab.experiments.compare import study_layout, window_changes
-from schedlab.experiments.paper_rows import paper_table
+from schedlab.experiments.papers.compare import study_layout, window_changes
+from schedlab.experiments.papers.paper_rows import paper_table
 from tests.helpers.cli import campaign_file, one_line_error
 from tests.helpers.data import REPO
 from tests.helpers.workloads import workload_file
@@ -294,8 +294,8 @@ def test_a_campaign_compares_with_the_paper_in_its_report(tmp_path, capsys):
 
 @pytest.mark.traces
 def test_the_diws_configs_validate():
-    from schedlab.experiments.campaign import load_campaign
-    from schedlab.experiments.predictor_study import load_study
+    from schedlab.experiments.campaigns.campaign import load_campaign
+    from schedlab.experiments.studies.predictor_study import load_study
     from tests.helpers.data import need_shared
 
     need_shared(REPO.parent / "shared" / "data" / "swf" / "RICC-2010-2.swf.gz")
@@ -311,7 +311,7 @@ def test_the_diws_configs_validate():
 def test_paper_row_kinds_by_hand(tmp_path):
     """Several candidates against one baseline, a difference in minutes, a value, all-below, and
     which scheduler is largest or lowest: on hand-made medians of two windows."""
-    from schedlab.experiments.paper_rows import load_paper_rows
+    from schedlab.experiments.papers.paper_rows import load_paper_rows
 
     waits = {"user": (6000.0, 12000.0), "simple": (600.0, 1200.0), "power": (594.0, 1206.0), "zero": (60.0, 120.0)}
     rows = [{"workload": "coare", "platform": "m", "instance": f"coare#{w}", "window": w, "scheduler": label,
@@ -394,7 +394,7 @@ largest = "simple"
 
 
 def test_paper_rows_without_runs_say_missing(tmp_path):
-    from schedlab.experiments.paper_rows import load_paper_rows
+    from schedlab.experiments.papers.paper_rows import load_paper_rows
 
     frame = frame_of({("big", 0): (100.0, None), ("big", 1): (100.0, None)})  # diws never ran
     paper = tmp_path / "p.toml"
@@ -430,10 +430,10 @@ STUDY_FILES = sorted(p for p in (REPO / "experiments").glob("*/*.toml")
 def test_every_shipped_study_file_validates(path):
     """Each campaign, factory and study file of experiments/ loads (its traces, paper rows, claims
     and causes checked) with the shared data beside the repository."""
-    from schedlab.experiments.campaign import file_kind, load_campaign
-    from schedlab.experiments.hybrid_reliability import load_reliability_study
-    from schedlab.experiments.policy_factory import load_factory
-    from schedlab.experiments.predictor_study import load_study
+    from schedlab.experiments.campaigns.campaign import file_kind, load_campaign
+    from schedlab.experiments.studies.hybrid_reliability import load_reliability_study
+    from schedlab.experiments.studies.policy_factory import load_factory
+    from schedlab.experiments.studies.predictor_study import load_study
     from tests.helpers.data import need_shared
 
     need_shared(REPO.parent / "shared" / "data" / "swf")
@@ -443,7 +443,7 @@ def test_every_shipped_study_file_validates(path):
 
 
 def test_a_paper_rows_cause_is_measured_or_cited_never_typed(tmp_path):
-    from schedlab.experiments.paper_rows import load_paper_rows
+    from schedlab.experiments.papers.paper_rows import load_paper_rows
 
     path = tmp_path / "paper.toml"
     path.write_text('[[scheduling]]\nrow = "w"\nsetup = "A"\nmetric = "mean_waiting_time_s"\nchange_pct = -5\n'

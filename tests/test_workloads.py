@@ -385,8 +385,8 @@ def test_windows_counted_back_from_the_last_submission_hold_it(tmp_path):
     import json
     from pathlib import Path
 
-    from schedlab.experiments.campaign import WorkloadSpec
-    from schedlab.experiments.plan import workload_inputs
+    from schedlab.experiments.campaigns.campaign import WorkloadSpec
+    from schedlab.experiments.campaigns.plan import workload_inputs
 
     day = 86400
     submits = [0, 2 * day - 1, 2 * day, 2 * day + 10, 3 * day, 3 * day + 5, 4 * day]  # last: 4 days

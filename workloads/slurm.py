@@ -16,6 +16,7 @@ import numpy as np
 
 from schedlab.errors import InputError
 from schedlab.workloads.convert import TraceJobs
+from schedlab.workloads.formats import TraceFormat, trace_format
 
 ALIASES = {
     "job_id": ("job_id", "JobID", "JobIDRaw", "id"),
@@ -179,3 +180,23 @@ def to_trace_jobs(path: str | Path, *, unit: str = "cores") -> TraceJobs:
     return TraceJobs(source=where, job_ids=ids, submit_s=submit - origin, run_s=run, requested_procs=requested,
                      allocated_procs=allocated, requested_time_s=requested_time, status=status, extras=extras,
                      unix_start_s=origin if origin > 1e8 else None, wait_s=wait, steps=steps)
+
+
+#: `workload from-table --help`: the columns it reads
+FROM_TABLE_COLUMNS = """Columns are found by name (case-insensitive), the first alias present wins.
+Needed: a submit time (submit_time | Submit | submit) and a run time (run_time | ElapsedRaw | elapsed_s,
+or start_time | Start | start with end_time | End | end). Read when present: job_id | JobID | JobIDRaw | id;
+requested cores num_cores_req | num_cpus_req | ReqCPUS | cores_req | cpu; allocated cores num_cores_alloc
+| num_cpus_alloc | AllocCPUS | NCPUS; requested nodes num_nodes_req | ReqNodes | node; allocated nodes
+num_nodes_alloc | NNodes | AllocNodes; time limit time_limit | TimelimitRaw | Timelimit | timelimit
+(minutes or [D-]HH:MM:SS; INFINITE/UNLIMITED: none); state job_state | State | state. Kept as features
+(what a user knows at submission): user user_id | User | UID | user; group group_id | Group | GID; qos |
+QOS; partition | Partition; mem_req | ReqMem | mem; num_gpus_req | gpu; cores_per_task | cpus_per_task;
+num_tasks; shared. Times are Unix seconds or timestamps."""
+
+trace_format(TraceFormat(
+    key="table", command="from-table", help="Slurm sacct / PM100 table (CSV or Parquet) -> Batsim JSON",
+    argument="table", argument_help="a sacct export (sacct -P --format=...) or a PM100 / M100 table, CSV or Parquet",
+    read=to_trace_jobs, description=FROM_TABLE_COLUMNS,
+    options=((("--unit",), {"choices": ("cores", "nodes"), "default": "cores",
+                            "help": "what res counts: cores (one resource per core) or nodes"}),)))

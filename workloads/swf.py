@@ -14,6 +14,7 @@ from typing import IO
 import numpy as np
 
 from schedlab.errors import InputError
+from schedlab.workloads.formats import TraceFormat, trace_format
 
 SWF_FIELDS = (
     "job_number", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time",
@@ -193,3 +194,12 @@ def to_trace_jobs(trace: SwfTrace):
                      requested_time_s=c["requested_time"], status=c["status"], extras=extras,
                      unix_start_s=float(unix) if unix else None, max_procs=trace.header.max_procs,
                      wait_s=np.where(c["wait_time"] < 0, np.nan, c["wait_time"]))
+
+
+def read_trace_jobs(path: str | Path):
+    """An SWF trace as the converter's columns (its MaxProcs header: the machine's size)."""
+    return to_trace_jobs(read_swf(path))
+
+
+trace_format(TraceFormat(key="swf", command="from-swf", help="SWF trace (gzip ok) -> Batsim JSON", argument="trace",
+                         argument_help="an SWF trace (.swf or .swf.gz)", read=read_trace_jobs))

@@ -19,10 +19,16 @@ from schedlab.paths import atomic_write, check_output_dir, check_output_file, re
 CHECKED_FIELDS = ("complete", "metrics")
 #: The files a campaign or study writes at the top of its results directory, and the folders whose
 #: content it replaces (runs, inputs it makes)
-RESULTS_FILES = ("results.parquet", "made-by.json", "compare.json", "notes.json", "claims.json", "predictions.json",
-                 "fitted.toml",
-                 "factory.json", "study.json", "reliability.json", "results.csv", "versions.json")
+CAMPAIGN_FILES = ("results.parquet", "made-by.json", "compare.json", "notes.json", "claims.json", "predictions.json",
+                  "results.csv", "versions.json")
 RESULTS_DIRS = ("runs", "workloads", "platforms", "scores", "inputs")
+
+
+def results_files() -> tuple[str, ...]:
+    """The files a campaign or study writes at the top of its results directory."""
+    from schedlab.experiments.campaigns.kinds import study_outputs
+
+    return (*CAMPAIGN_FILES, *study_outputs())
 
 
 def campaign_use(campaign_path: str | Path, out: str | Path | None, campaign=None):
@@ -43,12 +49,12 @@ def campaign_use(campaign_path: str | Path, out: str | Path | None, campaign=Non
             for options in spec.combinations():
                 for key, value in {**options, **spec.files(options)}.items():  # FILE#NAME made absolute
                     use.read(f"scheduler {spec.label!r} option {key}", *files_in_option(value))
-    return use.into("the results directory (-o)", out, RESULTS_FILES, owned=RESULTS_DIRS)
+    return use.into("the results directory (-o)", out, results_files(), owned=RESULTS_DIRS)
 
 
 def _load_campaign(args: argparse.Namespace):
     """The campaign file, or its small variant with --small."""
-    from schedlab.experiments.campaign import load_campaign, small_variant
+    from schedlab.experiments.campaigns.campaign import load_campaign, small_variant
 
     # runs on a Dask cluster are made elsewhere: this machine's memory does not bound them
     campaign = load_campaign(args.campaign, runs_here=getattr(args, "dask", None) in (None, "local"))
@@ -56,7 +62,7 @@ def _load_campaign(args: argparse.Namespace):
 
 
 def _campaign_and_runs(args: argparse.Namespace, campaign=None):
-    from schedlab.experiments.plan import expand
+    from schedlab.experiments.campaigns.plan import expand
 
     campaign = campaign or _load_campaign(args)
     out, _ = _results_dir(args, campaign.name, campaign_use(args.campaign, _out_of(args, campaign.name), campaign))
@@ -65,7 +71,7 @@ def _campaign_and_runs(args: argparse.Namespace, campaign=None):
 
 def _out_of(args: argparse.Namespace, name: str) -> Path:
     """-o, else out/NAME (a study file's name checked here: a campaign's is checked where it is read)."""
-    from schedlab.experiments.tomlfile import name_problem
+    from schedlab.experiments.campaigns.tomlfile import name_problem
 
     if args.output:
         return Path(args.output)
@@ -130,7 +136,7 @@ def refuse_dropping_runs(out: Path, campaign, identity: str) -> None:
     a seed or a scheduler, or moved with its files, keeps every earlier run: allowed)."""
     import tempfile
 
-    from schedlab.experiments.plan import expand
+    from schedlab.experiments.campaigns.plan import expand
 
     if not (out / "results.parquet").is_file():
         return
@@ -149,15 +155,13 @@ def refuse_dropping_runs(out: Path, campaign, identity: str) -> None:
                          "content are reused), or give another -o", path=str(out))
 
 
-#: files whose presence means a results directory holds results
-RESULT_MARKERS = ("results.parquet", "factory.json")
-
-
 def refuse_other_results(out: Path, name: str, identity: str, remedy: str = "--replace replaces them (finished "
                          "runs with the same content are reused), or give another -o") -> None:
     """Exit 2 when `out` holds the results of another campaign or study (made-by.json's identity
     differs; for directories made before identities were recorded, another campaign name)."""
-    if not any((out / marker).is_file() for marker in RESULT_MARKERS):
+    from schedlab.experiments.campaigns.kinds import results_files as finished_markers
+
+    if not any((out / marker).is_file() for marker in ("results.parquet", *finished_markers())):
         return
     last, _ = _last_identity(out)
     if last is not None:
@@ -183,44 +187,19 @@ def _result_column(out: Path, column: str) -> set[str]:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from schedlab.experiments.campaign import file_kind
-    from schedlab.experiments.plan import describe
-    from schedlab.experiments.policy_factory import load_factory
-    from schedlab.experiments.predictor_study import load_study
+    from schedlab.experiments.campaigns.kinds import kind_named
+    from schedlab.experiments.campaigns.plan import describe
+    from schedlab.experiments.campaigns.tomlfile import file_kind
 
-    kind = file_kind(args.campaign)
-    if kind == "policy-factory":
-        factory = load_factory(args.campaign)
-        if factory["trials"] == 0:
-            print(f"policy factory {factory['name']!r} ({args.campaign}): fits of {', '.join(factory['functions'])} "
-                  f"to the reference table {factory['reference_scores']} (no trials)")
-        else:
-            print(f"policy factory {factory['name']!r} ({args.campaign}): {factory['tuples']} tuples x "
-                  f"{factory['trials']:,} trials of {factory['trace']} (seed {factory['seed']}), then fits of "
-                  f"{', '.join(factory['functions'])}")
-        return 0
-    if kind == "hybrid-reliability":
-        from schedlab.experiments.hybrid_reliability import load_reliability_study
-
-        study = load_reliability_study(args.campaign)
-        print(f"reliability study {study['name']!r} ({args.campaign}): {', '.join(study['models'])} retrained every "
-              f"{study['retrain_s']:g} s on {study['source']}")
-        return 0
-    if kind == "predictor-study":
-        study = load_study(args.campaign)
-        print(f"predictor study {study['name']!r} ({args.campaign}): {len(study['tables'])} tables x "
-              f"{len(study['models'])} models on {study['source']}")
-        for table in study["tables"]:
-            print(f"  {table['title']}: {table['split']} split, {table['features']}: {', '.join(study['models'])}")
-        for model, entries in ((study.get("search") or {}).get("settings") or {}).items():
-            from schedlab.experiments.predictor_study import search_label
-
-            print(f"  search on {study['search']['table']}: " + ", ".join(search_label(model, p) for p in entries))
+    study = kind_named(file_kind(args.campaign))
+    if study is not None:
+        for line in study.describe(study.load(args.campaign), args.campaign):
+            print(line)
         return 0
     import tempfile
 
-    from schedlab.experiments.campaign import load_campaign
-    from schedlab.experiments.plan import expand, history_notes, window_notes
+    from schedlab.experiments.campaigns.campaign import load_campaign
+    from schedlab.experiments.campaigns.plan import expand, history_notes, window_notes
 
     campaign = load_campaign(args.campaign)
     out = Path(args.output or Path("out") / campaign.name)
@@ -239,7 +218,7 @@ def _say(args: argparse.Namespace):
 
 
 def _run(args: argparse.Namespace, campaign, runs, out: Path, connection=None) -> list[dict[str, Any]]:
-    from schedlab.experiments.runner import run_campaign
+    from schedlab.experiments.campaigns.runner import run_campaign
 
     bar = None
     if sys.stderr.isatty() and not args.quiet:  # a bar with ETA on a terminal; logs get the final line only
@@ -254,7 +233,7 @@ def _run(args: argparse.Namespace, campaign, runs, out: Path, connection=None) -
             bar.update(done - bar.n)
 
     try:
-        from schedlab.experiments.campaign import run_memory_bytes
+        from schedlab.experiments.campaigns.campaign import run_memory_bytes
 
         return run_campaign(runs, out, workers=args.workers, dask=args.dask, progress=progress, connection=connection,
                             say=None if args.quiet else lambda line: print(line, file=sys.stderr),
@@ -269,7 +248,7 @@ def _workers_that_fit(args: argparse.Namespace, campaign) -> None:
     run, said in one line (the pool is sized where the runs to do are known: runner.run_campaign)."""
     if args.dask != "local" or args.workers <= 1:
         return
-    from schedlab.experiments.campaign import run_memory_bytes
+    from schedlab.experiments.campaigns.campaign import run_memory_bytes
     from schedlab.memory import workers_that_fit
 
     nb_fit, why = workers_that_fit(run_memory_bytes(campaign))
@@ -292,49 +271,30 @@ def _study_use(args: argparse.Namespace, study: dict[str, Any]):
     return use
 
 
-def _run_study(args: argparse.Namespace, kind: str = "predictor-study") -> int:
-    """A study file (`predictor-study` or `hybrid-reliability`): one table of results, no runs."""
-    if kind == "predictor-study":
-        from schedlab.experiments.predictor_study import load_study, run_study
-        what = "predictor study"
-    else:
-        from schedlab.experiments.hybrid_reliability import load_reliability_study as load_study
-        from schedlab.experiments.hybrid_reliability import run_reliability_study as run_study
-        what = "reliability study"
-    study = load_study(args.campaign)
+def _run_study(args: argparse.Namespace, kind) -> int:
+    """A study file (`kind = "..."`: campaigns/kinds.py): its results, no runs of a campaign."""
+    study = kind.load(args.campaign)
     identity = identity_of(study, Path(args.campaign).parent)
     out, _ = _results_dir(args, study["name"], _study_use(args, study), identity)
     record_made_by(out, args, identity)
-    frame = run_study(study, out, progress=_say(args))
-    _say(args)(f"{what} {study['name']!r}: {len(frame)} models -> {out / 'results.parquet'}")
-    return 0
-
-
-def _run_factory(args: argparse.Namespace) -> int:
-    from schedlab.experiments.policy_factory import load_factory, run_factory
-
-    factory = load_factory(args.campaign)
-    identity = identity_of(factory, Path(args.campaign).parent)
-    out, _ = _results_dir(args, factory["name"], _study_use(args, factory), identity)
-    record_made_by(out, args, identity)
+    units = kind.progress_units(study)
     bar = None
-    if sys.stderr.isatty() and not args.quiet and factory["trials"]:
+    if sys.stderr.isatty() and not args.quiet and units is not None:
         from tqdm import tqdm
 
-        bar = tqdm(total=factory["tuples"], unit="tuple", desc=f"scores {factory['name']}", file=sys.stderr)
+        bar = tqdm(total=units[0], unit=units[1], desc=f"{kind.label} {study['name']}", file=sys.stderr)
     try:
-        run_factory(factory, out, workers=args.workers, progress=_say(args),
-                    tuple_done=None if bar is None else bar.update)
+        said = kind.run(study, out, workers=args.workers, say=_say(args), unit_done=None if bar is None else bar.update)
     finally:
         if bar is not None:
             bar.close()
-    _say(args)(f"policy factory {factory['name']!r}: -> {out / 'fitted.toml'}, {out / 'factory.json'}")
+    _say(args)(said)
     return 0
 
 
 def _small_needs_a_campaign(args: argparse.Namespace) -> str | None:
     """The file's kind; `--small` on a factory or study file is refused (one line)."""
-    from schedlab.experiments.campaign import file_kind
+    from schedlab.experiments.campaigns.campaign import file_kind
 
     kind = file_kind(args.campaign)
     if args.small is not None and kind is not None:
@@ -345,15 +305,13 @@ def _small_needs_a_campaign(args: argparse.Namespace) -> str | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     _check_workers(args)  # every flag before anything is written
-    kind = _small_needs_a_campaign(args)
-    if kind == "policy-factory":
-        return _run_factory(args)
-    if kind == "predictor-study":
-        return _run_study(args)
-    if kind == "hybrid-reliability":
-        return _run_study(args, kind)
-    from schedlab.experiments.plan import campaign_notes, expand, history_notes, window_notes
-    from schedlab.experiments.runner import CampaignInterrupted, check_run_inputs
+    from schedlab.experiments.campaigns.kinds import kind_named
+
+    study = kind_named(_small_needs_a_campaign(args))
+    if study is not None:
+        return _run_study(args, study)
+    from schedlab.experiments.campaigns.plan import campaign_notes, expand, history_notes, window_notes
+    from schedlab.experiments.campaigns.runner import CampaignInterrupted, check_run_inputs
 
     campaign = _load_campaign(args)
     _workers_that_fit(args, campaign)
@@ -363,7 +321,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     connection = None
     try:
         if args.dask:  # reached before anything is written: an unreachable scheduler leaves nothing behind
-            from schedlab.experiments.cluster import dask_client
+            from schedlab.experiments.campaigns.cluster import dask_client
 
             connection = dask_client(args.dask, args.workers)
         runs = expand(campaign, out, workers=args.workers)  # generated workloads made in parallel too
@@ -490,10 +448,12 @@ def _compare(args: argparse.Namespace, campaign, runs, out: Path, expected_path:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from schedlab.experiments.report import check_gantt_run, make_report
+    from schedlab.experiments.campaigns.report import check_gantt_run, make_report
 
     results = Path(args.results) / "results.parquet"
-    if not results.is_file() and not (Path(args.results) / "factory.json").is_file():
+    from schedlab.experiments.campaigns.kinds import results_files as finished_markers
+
+    if not results.is_file() and not any((Path(args.results) / name).is_file() for name in finished_markers()):
         raise InputError("no results.parquet here (run `schedlab experiment run` first)", path=args.results)
     if args.gantt:
         check_gantt_run(Path(args.results), args.gantt)
@@ -517,7 +477,7 @@ def record_made_by(out: Path, args: argparse.Namespace, identity: str | None = N
     import time
 
     from schedlab import __version__
-    from schedlab.experiments.reproductions import source_commit
+    from schedlab.experiments.papers.reproductions import source_commit
 
     command = ["experiment", "run", args.campaign, "-o", str(out), "--workers", str(getattr(args, "workers", 1)),
                *(["--dask", args.dask] if getattr(args, "dask", None) else []),
@@ -540,7 +500,7 @@ def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
     import time
 
     from schedlab import __version__
-    from schedlab.experiments.reproductions import made_by_text, source_commit
+    from schedlab.experiments.papers.reproductions import made_by_text, source_commit
 
     header = (f"<!-- written by `schedlab report --results-file`: regenerate it, do not edit it -->\n"
               f"Results made by {made_by_text(Path(command[1]))}; report made by `schedlab {shlex.join(command)}` "
@@ -554,7 +514,7 @@ def write_results_file(path: Path, markdown: Path, command: list[str]) -> None:
 
 
 def cmd_reproductions(args: argparse.Namespace) -> int:
-    from schedlab.experiments.reproductions import write_reproductions
+    from schedlab.experiments.papers.reproductions import write_reproductions
 
     dirs = [Path(d) for d in args.results]
     check_output_file(args.output)
@@ -566,7 +526,7 @@ def cmd_reproductions(args: argparse.Namespace) -> int:
 
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    from schedlab.experiments.reproductions import versions_text, write_evidence
+    from schedlab.experiments.papers.reproductions import versions_text, write_evidence
 
     out = Path(args.output)
     versions = write_evidence(Path(args.results), out)
@@ -582,7 +542,7 @@ def _results_read(directories: list[str]):
     use = FileUse()
     for directory in directories:
         root = Path(directory)
-        use.read(f"the results in {directory}", *(root / name for name in RESULTS_FILES))
+        use.read(f"the results in {directory}", *(root / name for name in results_files()))
         for folder in RESULTS_DIRS:
             if (root / folder).is_dir():
                 use.read(f"the results in {directory}", *(p for p in (root / folder).rglob("*") if p.is_file()))
@@ -590,13 +550,13 @@ def _results_read(directories: list[str]):
 
 
 def _evidence_use(args: argparse.Namespace):
-    from schedlab.experiments.evidence import EVIDENCE_FILES
+    from schedlab.experiments.papers.evidence import evidence_files
 
-    return _results_read([args.results]).into("the evidence directory (-o)", args.output, EVIDENCE_FILES)
+    return _results_read([args.results]).into("the evidence directory (-o)", args.output, evidence_files())
 
 
 def _report_use(args: argparse.Namespace):
-    from schedlab.experiments.report import REPORT_FILES
+    from schedlab.experiments.campaigns.report import REPORT_FILES
 
     return _results_read([args.results]).into("the report directory (-o)", args.output, REPORT_FILES).write(
         "--results-file", args.results_file)

@@ -21,9 +21,10 @@ from schedlab.cli.common import (
 from schedlab.errors import InputError, SchedlabError, SchedulerFailure
 
 
-def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
+def build_parser(*, light: bool = False, traces: bool = True) -> argparse.ArgumentParser:
     """The whole command line; `light`: the `predictor` command without its options (they load
-    scikit-learn: start-up of every other command, `--version` and `--help` included)."""
+    scikit-learn: start-up of every other command, `--version` and `--help` included); `traces`:
+    `workload`'s converters of the registered trace formats (finding them loads numpy)."""
     from schedlab import __version__
     from schedlab.cli.experiments import add_parsers as add_experiment_parsers
     from schedlab.cli.policies import add_parsers as add_policy_parsers
@@ -37,7 +38,7 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     add_simulation_parsers(sub)
-    add_parsers(sub)
+    add_parsers(sub, traces=traces)
     add_scheduler_parsers(sub, add_scheduler_args)
     add_experiment_parsers(sub)
     add_predictor_parsers(sub, light=light)
@@ -70,7 +71,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     arguments = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in arguments if not a.startswith("-")), None)
-    parser = build_parser(light=command != "predictor")
+    parser = build_parser(light=command != "predictor", traces=command == "workload")
     try:
         args = parser.parse_args(arguments)
     except UsageError as exc:

@@ -11,7 +11,7 @@ from schedlab.paths import FileUse, check_output_file, sha256_file
 
 def cmd_fit(args: argparse.Namespace) -> int:
     from schedlab.errors import InputError
-    from schedlab.experiments.policy_fitting import fit, read_scores, save_fitted, vif
+    from schedlab.experiments.studies.policy_fitting import fit, read_scores, save_fitted, vif
     from schedlab.schedulers.fitted_policies import FUNCTIONS, PUBLISHED, WORKLOADS
 
     functions = [f.strip() for f in args.functions.split(",") if f.strip()]
@@ -45,7 +45,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 def cmd_scores(args: argparse.Namespace) -> int:
     import sys
 
-    from schedlab.experiments.policy_scores import score_trace, write_scores
+    from schedlab.experiments.studies.policy_scores import score_trace, write_scores
 
     check_output_file(args.output)
     bar = None

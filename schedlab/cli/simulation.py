@@ -304,7 +304,7 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from schedlab.cli.experiments import refuse_other_results
-    from schedlab.experiments.demo import run_demo
+    from schedlab.experiments.campaigns.demo import run_demo
     from schedlab.paths import check_output_dir
 
     # the demo's own directory (a demo with other sizes replaces its results), never a campaign's

@@ -68,25 +68,17 @@ def _write_conversion(trace: Any, args: argparse.Namespace, options: Any, *, des
     return 0
 
 
-def cmd_workload_from_swf(args: argparse.Namespace) -> int:
+def cmd_workload_from_trace(args: argparse.Namespace) -> int:
+    """`workload from-swf`, `from-table`, ...: a trace of a registered format (workloads/formats.py)."""
     from dataclasses import replace
 
-    from schedlab.workloads.swf import read_swf, to_trace_jobs
-
+    trace_format = args.trace_format
     options = _conversion_options(args)
     check_output_file(args.output)
-    trace = to_trace_jobs(read_swf(args.trace))
-    if options.platform_size is None and trace.max_procs:
+    trace = trace_format.read(getattr(args, trace_format.argument), **trace_format.read_options(args))
+    if options.platform_size is None and trace.max_procs:  # the machine the trace states (SWF's MaxProcs)
         options = replace(options, platform_size=trace.max_procs)
     return _write_conversion(trace, args, options)
-
-
-def cmd_workload_from_table(args: argparse.Namespace) -> int:
-    from schedlab.workloads.slurm import to_trace_jobs
-
-    options = _conversion_options(args)
-    check_output_file(args.output)
-    return _write_conversion(to_trace_jobs(args.table, unit=args.unit), args, options)
 
 
 def cmd_workload_lublin(args: argparse.Namespace) -> int:
@@ -171,18 +163,6 @@ def cmd_platform_list(args: argparse.Namespace) -> int:
 
 #: `from-table --help`: the columns read, by name (case-insensitive; a test keeps it equal to
 #: workloads/slurm.py's aliases, which are not imported here: they would load numpy at start-up)
-FROM_TABLE_COLUMNS = """Columns are found by name (case-insensitive), the first alias present wins.
-Needed: a submit time (submit_time | Submit | submit) and a run time (run_time | ElapsedRaw | elapsed_s,
-or start_time | Start | start with end_time | End | end). Read when present: job_id | JobID | JobIDRaw | id;
-requested cores num_cores_req | num_cpus_req | ReqCPUS | cores_req | cpu; allocated cores num_cores_alloc
-| num_cpus_alloc | AllocCPUS | NCPUS; requested nodes num_nodes_req | ReqNodes | node; allocated nodes
-num_nodes_alloc | NNodes | AllocNodes; time limit time_limit | TimelimitRaw | Timelimit | timelimit
-(minutes or [D-]HH:MM:SS; INFINITE/UNLIMITED: none); state job_state | State | state. Kept as features
-(what a user knows at submission): user user_id | User | UID | user; group group_id | Group | GID; qos |
-QOS; partition | Partition; mem_req | ReqMem | mem; num_gpus_req | gpu; cores_per_task | cpus_per_task;
-num_tasks; shared. Times are Unix seconds or timestamps."""
-
-
 def _add_conversion_args(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
     """The converter's options; `trace=False` (a model's output): without the filters on what only
     real traces hold (allocated processors, statuses, users)."""
@@ -219,7 +199,13 @@ def _add_conversion_args(parser: argparse.ArgumentParser, *, trace: bool = True)
                                  "e.g. 0.55)")
 
 
-def add_parsers(sub: Any) -> None:
+def _trace_use(trace_format: Any) -> Any:
+    name = trace_format.argument
+    return lambda args: FileUse().read(f"the {name}", getattr(args, name)).write("--output", args.output)
+
+
+def add_parsers(sub: Any, *, traces: bool = True) -> None:
+    """`workload` and `platform`; `traces`: `workload`'s converters too (one per registered trace format)."""
     p = sub.add_parser("workload", help="workload tools")
     wsub = p.add_subparsers(dest="workload_command", required=True)
     g = wsub.add_parser("generate", help="seeded synthetic workload (Batsim JSON, streamed to the file)")
@@ -236,19 +222,15 @@ def add_parsers(sub: Any) -> None:
     g.set_defaults(func=cmd_workload_columns,
                    files=lambda args: FileUse().read("the workload", args.workload).write("--output", args.output))
 
-    g = wsub.add_parser("from-swf", help="SWF trace (gzip ok) -> Batsim JSON")
-    g.add_argument("trace", help="an SWF trace (.swf or .swf.gz)")
-    _add_conversion_args(g)
-    g.set_defaults(func=cmd_workload_from_swf,
-                   files=lambda args: FileUse().read("the trace", args.trace).write("--output", args.output))
-    g = wsub.add_parser("from-table", help="Slurm sacct / PM100 table (CSV or Parquet) -> Batsim JSON",
-                        description=FROM_TABLE_COLUMNS)
-    g.add_argument("table", help="a sacct export (sacct -P --format=...) or a PM100 / M100 table, CSV or Parquet")
-    g.add_argument("--unit", choices=("cores", "nodes"), default="cores",
-                   help="what res counts: cores (one resource per core) or nodes")
-    _add_conversion_args(g)
-    g.set_defaults(func=cmd_workload_from_table,
-                   files=lambda args: FileUse().read("the table", args.table).write("--output", args.output))
+    from schedlab.workloads.formats import all_trace_formats
+
+    for trace_format in all_trace_formats().values() if traces else ():
+        g = wsub.add_parser(trace_format.command, help=trace_format.help, description=trace_format.description)
+        g.add_argument(trace_format.argument, help=trace_format.argument_help)
+        for flags, keywords in trace_format.options:
+            g.add_argument(*flags, **keywords)
+        _add_conversion_args(g)
+        g.set_defaults(func=cmd_workload_from_trace, trace_format=trace_format, files=_trace_use(trace_format))
     g = wsub.add_parser("lublin", help="Lublin-Feitelson model workload (Batsim JSON, or SWF with -o X.swf / --swf)")
     g.add_argument("--nodes", type=int, required=True, help="nodes of the modelled machine (the largest job)")
     g.add_argument("--jobs", type=int, required=True, help="number of jobs")

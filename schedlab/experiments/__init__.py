@@ -18,9 +18,9 @@ def run(campaign: str | Path | dict[str, Any], out: str | Path, *, workers: int 
     import pandas as pd
 
     from schedlab.errors import InputError
-    from schedlab.experiments.campaign import campaign_from_doc, load_campaign
-    from schedlab.experiments.plan import expand
-    from schedlab.experiments.runner import check_run_inputs, run_campaign
+    from schedlab.experiments.campaigns.campaign import campaign_from_doc, load_campaign
+    from schedlab.experiments.campaigns.plan import expand
+    from schedlab.experiments.campaigns.runner import check_run_inputs, run_campaign
     from schedlab.paths import check_output_dir
 
     if workers < 1:

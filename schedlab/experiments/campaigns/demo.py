@@ -26,10 +26,10 @@ resources = {resources}
 
 def run_demo(out: Path, *, nb_jobs: int = 2000, nb_resources: int = 256, seed: int = 1,
              show_progress: bool = True) -> list[dict[str, object]]:
-    from schedlab.experiments.campaign import load_campaign
-    from schedlab.experiments.plan import expand
-    from schedlab.experiments.report import make_report
-    from schedlab.experiments.runner import run_campaign
+    from schedlab.experiments.campaigns.campaign import load_campaign
+    from schedlab.experiments.campaigns.plan import expand
+    from schedlab.experiments.campaigns.report import make_report
+    from schedlab.experiments.campaigns.runner import run_campaign
     from schedlab.metrics import format_table
     from schedlab.paths import write_text_atomic
 

@@ -208,7 +208,7 @@ def reference_tuples(reference_path, p: np.ndarray, q: np.ndarray, r: np.ndarray
     so our trials can run on the authors' own tuples."""
     from pathlib import Path
 
-    from schedlab.experiments.policy_fitting import read_scores
+    from schedlab.experiments.studies.policy_fitting import read_scores
 
     path = Path(reference_path)
     ref_p, ref_q, ref_r, _ = read_scores(path)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from schedlab.experiments.changes import (  # noqa: F401 (KEYS, PERCENT_METRICS: this module's names too)
+from schedlab.experiments.papers.changes import (  # noqa: F401 (KEYS, PERCENT_METRICS: this module's names too)
     KEYS,
     PERCENT_METRICS,
     _change_pct,
@@ -67,7 +67,7 @@ def load_compare(raw: Any, at: Any, base: Path, labels: list[str], platforms: li
     paper_path = (base / raw["paper"]).resolve()
     if not paper_path.is_file():
         raise at.error(f"no such file: {paper_path}", "compare", 0, "paper")
-    from schedlab.experiments.paper_rows import load_paper_rows
+    from schedlab.experiments.papers.paper_rows import load_paper_rows
 
     rows = load_paper_rows(paper_path, setups, labels)
     scenarios, arms = raw.get("scenarios", []), raw.get("arms", {"": ""})
@@ -148,7 +148,7 @@ def scenario_table(frame: pd.DataFrame, spec: dict[str, Any], workload: str, pla
 def sections(frame: pd.DataFrame, spec: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """The report sections of a comparison: (title, text, table)."""
     name = f"{spec['candidate']} vs {spec['baseline']}"
-    from schedlab.experiments.paper_rows import paper_table
+    from schedlab.experiments.papers.paper_rows import paper_table
 
     out = [(f"Paper vs ours: {name}",
             f"Figures from {Path(spec['paper_file']).name}; ours = ({spec['candidate']} - {spec['baseline']}) / "

@@ -34,7 +34,8 @@ import pandas as pd
 
 from schedlab import __version__
 from schedlab.errors import InputError
-from schedlab.experiments.versions import library_versions
+from schedlab.experiments.campaigns.kinds import StudyKind, study_kind
+from schedlab.experiments.campaigns.versions import library_versions
 from schedlab.parsing import toml_loads
 from schedlab.paths import atomic_path
 from schedlab.predictors.evaluate import METRICS, flat_report
@@ -44,7 +45,7 @@ STUDY_KEYS = {"kind", "name", "description", "models", "seed", "test_share", "pa
 TABLE_KEYS = {"name", "title", "split", "features"}
 def load_study(path: str | Path) -> dict[str, Any]:
     """Validate a study file before any work; one line naming the file, line and key otherwise."""
-    from schedlab.experiments.tomlfile import _table, read_checked
+    from schedlab.experiments.campaigns.tomlfile import _table, read_checked
     from schedlab.predictors.features import FEATURE_SETS
     from schedlab.predictors.runtime import MODELS
     from schedlab.predictors.training import check_choices
@@ -77,8 +78,8 @@ def load_study(path: str | Path) -> dict[str, Any]:
             raise at.error("this table name is used twice", "tables", index, "name")
     for model in models:
         check_choices("diws", model)
-    from schedlab.experiments.causes import load_cause, load_size_factor
-    from schedlab.experiments.paper_rows import DEFAULT_SIZE_FACTOR
+    from schedlab.experiments.papers.causes import load_cause, load_size_factor
+    from schedlab.experiments.papers.paper_rows import DEFAULT_SIZE_FACTOR
 
     cause = load_cause(doc.get("cause"), at, None, 0)
     causes = doc.get("causes", {})
@@ -125,13 +126,15 @@ def search_label(model: str, params: dict[str, Any]) -> str:
 
 def load_workload_table(doc: dict[str, Any], at: Any, path: Path) -> dict[str, Any]:
     """A study's `[workload]` (swf, table or file, and convert = {...}): source_kind, source, convert."""
-    from schedlab.experiments.tomlfile import _table
+    from schedlab.experiments.campaigns.tomlfile import _table
     from schedlab.workloads.convert import ConversionOptions
+    from schedlab.workloads.formats import all_trace_formats
 
-    workload = _table(doc.get("workload"), {"swf", "table", "file", "convert"}, at, "workload", 0)
-    kinds = [k for k in ("swf", "table", "file") if k in workload]
+    sources = (*all_trace_formats(), "file")
+    workload = _table(doc.get("workload"), {*sources, "convert"}, at, "workload", 0)
+    kinds = [k for k in sources if k in workload]
     if len(kinds) != 1:
-        raise at.error("give exactly one of swf, table, file", "workload", 0)
+        raise at.error(f"give exactly one of {', '.join(sources)}", "workload", 0)
     source = (path.parent / str(workload[kinds[0]])).resolve()
     if not source.is_file():
         raise at.error(f"no such file: {source}", "workload", 0, kinds[0])
@@ -147,7 +150,7 @@ def load_workload_table(doc: dict[str, Any], at: Any, path: Path) -> dict[str, A
 
 def _paper_values(path: Path) -> dict[str, Any]:
     """`[predictors.TABLE.MODEL]` tables of numbers, keyed by METRICS columns."""
-    from schedlab.experiments.tomlfile import _Locator
+    from schedlab.experiments.campaigns.tomlfile import _Locator
 
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
@@ -183,7 +186,7 @@ def _workload_file(study: dict[str, Any], directory: Path) -> Path:
     path = directory / f"{canonical_hash(recipe)[:20]}.json"
     if not path.is_file():
         directory.mkdir(parents=True, exist_ok=True)
-        from schedlab.experiments.plan import read_trace
+        from schedlab.workloads.formats import read_trace
 
         trace = read_trace(study["source_kind"], study["source"])
         convert_columns(trace, ConversionOptions(**study["convert"]))[0].write(str(path))
@@ -264,8 +267,8 @@ def paper_rows(results_dir: Path) -> pd.DataFrame:
     """The table of record's rows: per table and model with published values, R² and MAE, paper vs
     ours; then the paper's finding (the headline). The study file's `cause` explains them (measured
     by `reproductions`)."""
-    from schedlab.experiments.causes import size_verdict
-    from schedlab.experiments.evidence import read_results
+    from schedlab.experiments.papers.causes import size_verdict
+    from schedlab.experiments.papers.evidence import read_results
 
     study = json.loads((results_dir / "study.json").read_text())
     frame = read_results(results_dir)
@@ -349,7 +352,7 @@ def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
 
 def plot_study(results_dir: Path, path: Path) -> Path:
     """MAE and R² per table and model, ours beside the paper's."""
-    from schedlab.experiments.render import _pyplot, _save
+    from schedlab.experiments.campaigns.render import _pyplot, _save
 
     study = json.loads((results_dir / "study.json").read_text())
     frame = pd.read_parquet(results_dir / "results.parquet")
@@ -372,3 +375,52 @@ def plot_study(results_dir: Path, path: Path) -> Path:
     fig.suptitle(f"{study['name']}: test-set errors per split and model (ours: {Path(study['source']).name}; "
                  "paper: its own data)", fontsize=10)
     return _save(fig, path)
+
+
+@study_kind
+class PredictorStudy(StudyKind):
+    """`kind = "predictor-study"`: runtime models trained and scored on one trace, beside a paper's table."""
+
+    kind, label, record = "predictor-study", "predictor study", "study.json"
+
+    def load(self, path: str | Path) -> dict[str, Any]:
+        return load_study(path)
+
+    def describe(self, spec: dict[str, Any], path: str) -> list[str]:
+        lines = [f"predictor study {spec['name']!r} ({path}): {len(spec['tables'])} tables x "
+                 f"{len(spec['models'])} models on {spec['source']}"]
+        lines += [f"  {table['title']}: {table['split']} split, {table['features']}: {', '.join(spec['models'])}"
+                  for table in spec["tables"]]
+        lines += [f"  search on {spec['search']['table']}: " + ", ".join(search_label(model, p) for p in entries)
+                  for model, entries in ((spec.get("search") or {}).get("settings") or {}).items()]
+        return lines
+
+    def run(self, spec: dict[str, Any], out: Path, *, workers: int, say: Any, unit_done: Any) -> str:
+        frame = run_study(spec, out, progress=say)
+        return f"predictor study {spec['name']!r}: {len(frame)} models -> {out / 'results.parquet'}"
+
+    def report(self, results_dir: Path, out: Path) -> tuple[str, list[tuple[str, str, Any]], list[Path]]:
+        plot = plot_study(results_dir, out / "predictors.png")
+        parts = [*sections(results_dir), ("Errors and fit, ours vs paper", "", plot)]
+        return f"Predictor study: {self.name_of(results_dir)}", parts, [plot]
+
+    def paper_table(self, results_dir: Path, frames: dict[str, Any], locations: dict[str, str]) -> tuple[str, Any]:
+        """Published model errors; a statistic reads a model's rows (its defaults and every searched
+        setting) as a scheduler's runs, a table as a workload."""
+        from schedlab.experiments.papers.causes import final_cause
+        from schedlab.experiments.papers.evidence import read_results
+        from schedlab.experiments.papers.reproductions import COLUMNS, agrees, display_path, evidence_places
+
+        name = self.name_of(results_dir)
+        models = read_results(results_dir)
+        of = models["search_of"].fillna(models["model"]) if "search_of" in models else models["model"]
+        frames.setdefault(name, models.assign(scheduler=of, workload=models["table"], platform="-", complete=True,
+                                              repetition=float("nan")))
+        table = paper_rows(results_dir)
+        if table.empty:
+            return name, pd.DataFrame(columns=COLUMNS)
+        table["evidence"] = [evidence_places(c, name, "", locations, display_path(results_dir)) for c in table["cause"]]
+        table["cause"] = [final_cause(c, agrees(s, z), frames=frames, study=name, context={})
+                          for c, s, z in zip(table["cause"], table["same sign?"], table["same size?"], strict=True)]
+        return name, pd.DataFrame({"where": name, "source": "paper", **{c: table[c] for c in table.columns}},
+                                  columns=COLUMNS)

@@ -35,7 +35,7 @@ CHECKS = ("comparable", "closer-to", "among-lowest", "above")
 
 def load_claims(raw: Any, at: Any, labels: list[str], policies: set[str]) -> list[dict[str, Any]]:
     """Validate `[[claims]]` (errors name the file, line and key)."""
-    from schedlab.experiments.tomlfile import _table
+    from schedlab.experiments.campaigns.tomlfile import _table
 
     if not isinstance(raw, list) or not raw:
         raise at.error("expected [[claims]] tables", key="claims")
@@ -47,7 +47,7 @@ def load_claims(raw: Any, at: Any, labels: list[str], policies: set[str]) -> lis
                 raise at.error("expected a text", "claims", index, key)
         if "evidence" in claim and not isinstance(claim["evidence"], str):  # where else to look
             raise at.error("expected a text", "claims", index, "evidence")
-        from schedlab.experiments.causes import load_cause
+        from schedlab.experiments.papers.causes import load_cause
 
         claim["cause"] = load_cause(claim.get("cause"), at, "claims", index)  # measured by reproductions.py
         if claim.get("check") not in CHECKS:
@@ -105,7 +105,7 @@ def _named_policies(claim: dict[str, Any]) -> list[str]:
 
 def evaluate(claim: dict[str, Any], part: pd.DataFrame) -> tuple[str, bool | None]:
     """Ours (text) and whether the claim holds in one group (None: a median is missing)."""
-    from schedlab.experiments.render import median_text
+    from schedlab.experiments.campaigns.render import median_text
     metric = claim["metric"]
     m = {p: _median(part, metric, p) for p in part["opt_queue_order"].dropna().unique()}
     policies = claim["policies"]
@@ -192,7 +192,7 @@ def claims_table(frame: pd.DataFrame, claims: list[dict[str, Any]], *, measured:
     """One line per claim and group (workload, platform, scheduler label), and a count per claim
     when it has several groups. A report shows each cause as stated; `measured=True` keeps the
     cause tables and what `reproductions` needs to measure them (columns starting with `_`)."""
-    from schedlab.experiments.causes import stated
+    from schedlab.experiments.papers.causes import stated
     data = complete_runs(frame)
     if "opt_queue_order" not in data:
         return pd.DataFrame()

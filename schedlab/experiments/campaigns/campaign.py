@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.errors import InputError
-from schedlab.experiments.tomlfile import (  # noqa: F401 (file_kind, read_checked: this module's names too)
+from schedlab.experiments.campaigns.tomlfile import (  # noqa: F401 (file_kind, read_checked: this module's names too)
     _Locator,
     _table,
     file_kind,
@@ -26,10 +26,13 @@ from schedlab.experiments.tomlfile import (  # noqa: F401 (file_kind, read_check
     read_checked,
 )
 from schedlab.parsing import toml_loads
+from schedlab.workloads.formats import all_trace_formats
 
 TOP_KEYS = {"name", "description", "seeds", "timing", "metrics", "workloads", "platforms", "schedulers", "perturb",
             "compare", "warmup_share", "warmup_jobs", "claims", "predictions"}
-WORKLOAD_KINDS = ("file", "swf", "table", "synthetic", "lublin")
+#: the trace formats a workload may name (workloads/formats.py: swf, table)
+TRACE_KINDS = tuple(all_trace_formats())
+WORKLOAD_KINDS = ("file", *TRACE_KINDS, "synthetic", "lublin")
 WORKLOAD_KEYS = {"name", "convert", "windows", "seeds", "history", "platforms", *WORKLOAD_KINDS}
 HISTORY = "@history"  # a scheduler option value: the instance's history workload
 WORKLOAD = "@workload"  # a scheduler option value: the workload file the run simulates
@@ -125,11 +128,11 @@ class Campaign:
     schedulers: tuple[SchedulerSpec, ...]
     jitter_s: float | None = None
     repetitions: int = 0
-    compare: dict[str, Any] | None = None  # experiments.compare: candidate vs baseline beside a paper
+    compare: dict[str, Any] | None = None  # experiments.papers.compare: candidate vs baseline beside a paper
     warmup_share: float = 0.0  # metrics leave out this share of the first jobs by submission
-    claims: tuple[dict[str, Any], ...] = ()  # experiments.claims: a paper's findings on policies
+    claims: tuple[dict[str, Any], ...] = ()  # experiments.papers.claims: a paper's findings on policies
     warmup_jobs: int = 0  # or this many first jobs (a tester's rule: the authors' skips 16)
-    predictions: dict[str, Any] | None = None  # experiments.prediction_study: ML metrics vs schedule gain
+    predictions: dict[str, Any] | None = None  # experiments.studies.campaign_predictions: ML metrics vs schedule gain
 
 
 def _seeds(value: Any, at: _Locator, section: str | None, index: int) -> tuple[int, ...]:
@@ -150,7 +153,7 @@ def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
     kind = kinds[0]
     name = str(raw.get("name", f"{kind}{index}"))
     source = raw[kind]
-    if kind in ("file", "swf", "table"):
+    if kind == "file" or kind in TRACE_KINDS:
         if not isinstance(source, str):
             raise at.error("expected a file path", "workloads", index, kind)
         path = (base / source).resolve()
@@ -188,7 +191,7 @@ def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
     fields = set(ConversionOptions.__dataclass_fields__)
     convert = _table(convert, fields, at, "workloads", index)
     if convert and kind in ("file", "synthetic"):
-        raise at.error(f"a {kind} workload is used as it is (convert applies to swf, table and lublin)",
+        raise at.error(f"a {kind} workload is used as it is (convert applies to {', '.join(TRACE_KINDS)} and lublin)",
                        "workloads", index, "convert")
     try:
         ConversionOptions(**convert).validate()
@@ -198,14 +201,14 @@ def _workload(raw: Any, at: _Locator, index: int, base: Path) -> WorkloadSpec:
     if windows is not None:
         if not (windows == "all" or (isinstance(windows, int) and windows > 0)):
             raise at.error('expected a count > 0 or "all"', "workloads", index, "windows")
-        if "days" not in convert or kind not in ("swf", "table"):
-            raise at.error("windows split a trace (swf or table) into convert.days-long windows", "workloads",
-                           index, "windows")
+        if "days" not in convert or kind not in TRACE_KINDS:
+            raise at.error(f"windows split a trace ({' or '.join(TRACE_KINDS)}) into convert.days-long windows",
+                           "workloads", index, "windows")
     seeds = _seeds(raw["seeds"], at, "workloads", index) if "seeds" in raw else ()
     history = raw.get("history", False)
     if history not in (False, "completed-before"):
         raise at.error('expected "completed-before"', "workloads", index, "history")
-    if history and (kind not in ("swf", "table") or not ({"start", "last_hours"} & set(convert) or windows)):
+    if history and (kind not in TRACE_KINDS or not ({"start", "last_hours"} & set(convert) or windows)):
         raise at.error("a history needs a trace window (convert.start, convert.last_hours or windows)",
                        "workloads", index, "history")
     platforms = raw.get("platforms", [])
@@ -400,18 +403,18 @@ def campaign_from_doc(doc: dict[str, Any], path: Path, text: str = "", *, runs_h
         raise at.error("expected a number of jobs >= 0 (not with warmup_share)", key="warmup_jobs")
     compare = None
     if "compare" in doc:
-        from schedlab.experiments.compare import load_compare
+        from schedlab.experiments.papers.compare import load_compare
 
         compare = load_compare(doc["compare"], at, base, [s.label for s in schedulers], [p.name for p in platforms])
     claims: tuple[Any, ...] = ()
     if "claims" in doc:
-        from schedlab.experiments.claims import load_claims
+        from schedlab.experiments.papers.claims import load_claims
 
         orders = {str(v) for s in schedulers for v in s.grid.get("queue_order", [])}
         claims = tuple(load_claims(doc["claims"], at, [s.label for s in schedulers], orders))
     predictions = None
     if "predictions" in doc:
-        from schedlab.experiments.prediction_study import load_predictions
+        from schedlab.experiments.studies.campaign_predictions import load_predictions
 
         predictions = load_predictions(doc["predictions"], at, [s.label for s in schedulers])
     return Campaign(path, str(doc.get("name", path.stem)), seeds, timing,
@@ -432,7 +435,7 @@ def small_variant(campaign: Campaign, nb_jobs: int) -> Campaign:
     workloads = []
     for spec in campaign.workloads:
         spec = replace(spec, seeds=spec.seeds[:SMALL_SEEDS])
-        if spec.kind in ("swf", "table"):
+        if spec.kind in TRACE_KINDS:
             spec = replace(spec, convert={**spec.convert, "first": min(nb_jobs, spec.convert.get("first", nb_jobs))},
                            windows=None if spec.windows is None else 1)
         elif spec.kind in ("synthetic", "lublin"):

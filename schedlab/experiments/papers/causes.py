@@ -59,7 +59,7 @@ def load_cause(raw: Any, at: Any, section: str | None, index: int, key: str = "c
         if raw.startswith("unknown"):
             return {"kind": "unknown", "note": raw[len("unknown"):].lstrip(" :(").rstrip(")"), **where}
         raise at.error("a cause is measured or cited, not typed: give { kind, note, and one of cited, statistic, "
-                       "ablation } (schedlab.experiments.causes), or \"unknown\"", section, index, key)
+                       "ablation } (schedlab.experiments.papers.causes), or \"unknown\"", section, index, key)
     if not isinstance(raw, dict):
         raise at.error("expected a table { kind, note, cited | statistic | ablation } or \"unknown\"", section,
                        index, key)

@@ -24,7 +24,7 @@ from typing import Any
 
 from schedlab import __version__
 from schedlab.errors import OutputError
-from schedlab.experiments.plan import Run, option_values
+from schedlab.experiments.campaigns.plan import Run, option_values
 
 
 @lru_cache(maxsize=8)
@@ -128,8 +128,8 @@ def checked_scheduler(run: Run, workload: Any) -> Any:
     """The run's scheduler ("@history" and "@workload" standing for their files), its files checked
     against `workload` (`Scheduler.check_inputs`; a history the planner made from the same trace
     needs none); a user's scheduler raising there is its failure."""
-    from schedlab.experiments.campaign import HISTORY
-    from schedlab.experiments.plan import resolve_history
+    from schedlab.experiments.campaigns.campaign import HISTORY
+    from schedlab.experiments.campaigns.plan import resolve_history
     from schedlab.schedulers.base import create_scheduler, raised_by
     from schedlab.workload import inputs_view
 
@@ -147,7 +147,7 @@ def check_run_inputs(runs: list[Any]) -> None:
     user's (an oracle, a model, a history; not the campaign's own "@workload" or "@history") checked
     against each workload it runs on (`checked_scheduler`, as `simulate` checks it)."""
     from schedlab.errors import InputError
-    from schedlab.experiments.campaign import HISTORY, WORKLOAD
+    from schedlab.experiments.campaigns.campaign import HISTORY, WORKLOAD
     from schedlab.paths import files_in_option
 
     timed = sorted({run.platform_path for run in runs if run.timing == "batsim"})
@@ -325,7 +325,7 @@ def _ignore_sigint() -> None:
     """Pool workers leave Ctrl-C to the parent, which stops them (and their runs) itself, die of
     SIGTERM and SIGHUP (the parent's handler, forked with them, is the parent's business) and with
     the parent however it dies; and compute with one thread each (cluster.ONE_THREAD)."""
-    from schedlab.experiments.cluster import one_thread_per_worker
+    from schedlab.experiments.campaigns.cluster import one_thread_per_worker
     from schedlab.interrupts import worker_process
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -354,7 +354,7 @@ def _completed_batches(todo: list[Run], runs_dir: Path, workers: int, dask: str 
         return
     from distributed import as_completed
 
-    from schedlab.experiments.cluster import dask_client
+    from schedlab.experiments.campaigns.cluster import dask_client
 
     if connection is None:
         assert dask is not None  # the pool served the case without either
@@ -492,6 +492,6 @@ def write_results(rows: Iterable[dict[str, Any]], path: Path) -> None:
 
 
 def _versions() -> dict[str, str]:
-    from schedlab.experiments.versions import library_versions
+    from schedlab.experiments.campaigns.versions import library_versions
 
     return library_versions()

@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from schedlab import __version__
-from schedlab.experiments.versions import library_versions
+from schedlab.experiments.campaigns.kinds import StudyKind, study_kind
+from schedlab.experiments.campaigns.versions import library_versions
 from schedlab.paths import atomic_path, write_text_atomic
 
 KEYS = {"kind", "name", "description", "models", "retrain_s", "seed", "paper", "workload", "cause", "evidence",
@@ -42,8 +43,8 @@ KEYS = {"kind", "name", "description", "models", "retrain_s", "seed", "paper", "
 
 def load_reliability_study(path: str | Path) -> dict[str, Any]:
     """Validate before any work; one line naming the file, line and key otherwise."""
-    from schedlab.experiments.predictor_study import load_workload_table
-    from schedlab.experiments.tomlfile import read_checked
+    from schedlab.experiments.campaigns.tomlfile import read_checked
+    from schedlab.experiments.studies.predictor_study import load_workload_table
     from schedlab.predictors.reliability import RELIABILITY_MODELS
 
     path = Path(path)
@@ -59,7 +60,7 @@ def load_reliability_study(path: str | Path) -> dict[str, Any]:
     paper = doc.get("paper", {})
     if not isinstance(paper, dict) or any(not isinstance(v, int | float) for v in paper.values()):
         raise at.error("expected { model = r, ... }", key="paper")
-    from schedlab.experiments.causes import load_cause, load_size_factor
+    from schedlab.experiments.papers.causes import load_cause, load_size_factor
 
     cause, evidence = load_cause(doc.get("cause"), at, None, 0), doc.get("evidence", "")
     size_factor = load_size_factor(doc, at, 1.2)
@@ -117,7 +118,7 @@ def replay_rows(workload, predictor: str = "online-nag") -> tuple[np.ndarray, np
 
 def run_reliability_study(study: dict[str, Any], out: Path, progress: Callable[[str], None] | None = None
                           ) -> pd.DataFrame:
-    from schedlab.experiments.predictor_study import _workload_file
+    from schedlab.experiments.studies.predictor_study import _workload_file
     from schedlab.predictors.reliability import ReliabilityModel
     from schedlab.workload import load_workload
 
@@ -158,7 +159,7 @@ def run_reliability_study(study: dict[str, Any], out: Path, progress: Callable[[
 def paper_row(frame: pd.DataFrame, study: dict[str, Any]) -> pd.DataFrame:
     """`paper figure | ours | same sign? | same size?`: same sign = every r positive and the paper's
     order kept; same size = every r within the study's factor of the paper's (default 1.2)."""
-    from schedlab.experiments.causes import size_verdict
+    from schedlab.experiments.papers.causes import size_verdict
 
     models = [m for m in frame["model"] if m in study["paper"]]
     ours = {row.model: row.pearson_r for row in frame.itertuples()}
@@ -188,7 +189,7 @@ def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
 
 
 def plot_reliability(results_dir: Path, path: Path) -> Path:
-    from schedlab.experiments.render import _pyplot, _save
+    from schedlab.experiments.campaigns.render import _pyplot, _save
 
     frame = pd.read_parquet(results_dir / "results.parquet")
     plt = _pyplot()
@@ -201,3 +202,46 @@ def plot_reliability(results_dir: Path, path: Path) -> Path:
     axis.axhline(0, color="black", linewidth=0.8)
     axis.legend()
     return _save(fig, path)
+
+
+@study_kind
+class HybridReliability(StudyKind):
+    """`kind = "hybrid-reliability"`: the hybrid study's Tab. 3, reliability models beside the paper's r."""
+
+    kind, label, record = "hybrid-reliability", "reliability study", "reliability.json"
+
+    def load(self, path: str | Path) -> dict[str, Any]:
+        return load_reliability_study(path)
+
+    def describe(self, spec: dict[str, Any], path: str) -> list[str]:
+        return [f"reliability study {spec['name']!r} ({path}): {', '.join(spec['models'])} retrained every "
+                f"{spec['retrain_s']:g} s on {spec['source']}"]
+
+    def run(self, spec: dict[str, Any], out: Path, *, workers: int, say: Any, unit_done: Any) -> str:
+        frame = run_reliability_study(spec, out, progress=say)
+        return f"reliability study {spec['name']!r}: {len(frame)} models -> {out / 'results.parquet'}"
+
+    def report(self, results_dir: Path, out: Path) -> tuple[str, list[tuple[str, str, Any]], list[Path]]:
+        plot = plot_reliability(results_dir, out / "reliability.png")
+        parts = [*sections(results_dir), ("Pearson r, ours vs paper", "", plot)]
+        return f"Reliability study: {self.name_of(results_dir)}", parts, [plot]
+
+    def paper_table(self, results_dir: Path, frames: dict[str, Any], locations: dict[str, str]) -> tuple[str, Any]:
+        from schedlab.experiments.papers.causes import final_cause
+        from schedlab.experiments.papers.evidence import read_results
+        from schedlab.experiments.papers.reproductions import COLUMNS, agrees, display_path, evidence_places
+
+        study = self.read_record(results_dir)
+        results = read_results(results_dir)
+        frames.setdefault(study["name"], results)
+        table = paper_row(results, study)
+        if table.empty:
+            return study["name"], pd.DataFrame(columns=COLUMNS)
+        cause = [final_cause(study["cause"], agrees(s, z), frames=frames, study=study["name"], context={})
+                 for s, z in zip(table["same sign?"], table["same size?"], strict=True)]
+        return study["name"], pd.DataFrame({
+            "row": table["row"], "where": Path(study["source"]).name, "source": "paper",
+            "paper": table["paper figure"], "ours": table["ours"], "same sign?": table["same sign?"],
+            "same size?": table["same size?"], "cause": cause,
+            "evidence": evidence_places(study["cause"], study["name"], study.get("evidence", ""), locations,
+                                        display_path(results_dir))})

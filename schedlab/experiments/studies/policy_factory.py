@@ -41,8 +41,9 @@ from typing import Any
 import pandas as pd
 
 from schedlab import __version__
-from schedlab.experiments.causes import size_verdict
-from schedlab.experiments.versions import library_versions
+from schedlab.experiments.campaigns.kinds import StudyKind, study_kind
+from schedlab.experiments.campaigns.versions import library_versions
+from schedlab.experiments.papers.causes import size_verdict
 from schedlab.paths import write_text_atomic
 
 FACTORY_KEYS = {"kind", "name", "description", "trace", "tuples", "trials", "seed", "functions", "processors",
@@ -52,8 +53,8 @@ PAPER_KEYS = {"coefficients", "mae", "vif_max", "mae_source", "mae_other", "mae_
 
 def load_factory(path: str | Path) -> dict[str, Any]:
     """Validate a factory file before any work; one line naming the file, line and key otherwise."""
-    from schedlab.experiments.policy_scores import SHUFFLES
-    from schedlab.experiments.tomlfile import read_checked
+    from schedlab.experiments.campaigns.tomlfile import read_checked
+    from schedlab.experiments.studies.policy_scores import SHUFFLES
     from schedlab.schedulers.fitted_policies import FUNCTIONS, WORKLOADS
 
     path = Path(path)
@@ -104,7 +105,7 @@ def load_factory(path: str | Path) -> dict[str, Any]:
 
 
 def _fits(p, q, r, score, functions: list[str], source: str) -> list[dict[str, Any]]:
-    from schedlab.experiments.policy_fitting import fit, vif
+    from schedlab.experiments.studies.policy_fitting import fit, vif
 
     out = []
     for function in functions:
@@ -118,7 +119,7 @@ def run_factory(factory: dict[str, Any], out: Path, workers: int = 1,
                 progress: Callable[[str], None] | None = None, tuple_done: Callable[[int], None] | None = None) -> dict:
     """Scores per shuffle (each made once per recipe), fits, DIR/fitted.toml (the first shuffle's),
     DIR/fitted-SHUFFLE.toml and DIR/factory.json."""
-    from schedlab.experiments.policy_fitting import read_scores
+    from schedlab.experiments.studies.policy_fitting import read_scores
     from schedlab.paths import atomic_write
 
     reference = reference_scores = None
@@ -162,7 +163,7 @@ def _spread(score) -> dict[str, float]:
 
 def _reference_arm(factory: dict[str, Any], out: Path, fits: Any, table: Any) -> dict[str, Any]:
     """A factory without trials: the reference table's own fits, as its one arm."""
-    from schedlab.experiments.policy_fitting import save_fitted
+    from schedlab.experiments.studies.policy_fitting import save_fitted
     from schedlab.paths import sha256_file
 
     path = Path(factory["reference_scores"])
@@ -182,8 +183,8 @@ def _arm(factory: dict[str, Any], shuffle: str, out: Path, workers: int, progres
     reference table (row by row when the tuples are the reference's own)."""
     import numpy as np
 
-    from schedlab.experiments.policy_fitting import read_scores, save_fitted
-    from schedlab.experiments.policy_scores import score_trace, write_scores
+    from schedlab.experiments.studies.policy_fitting import read_scores, save_fitted
+    from schedlab.experiments.studies.policy_scores import score_trace, write_scores
     from schedlab.paths import canonical_hash, sha256_file
 
     own_tuples = factory.get("tuples_from", "trace") == "reference"
@@ -359,7 +360,7 @@ def coefficient_table(result: dict[str, Any], function: str) -> pd.DataFrame:
 
 def encoding_paragraph(result: dict[str, Any]) -> str:
     """What the published coefficients encode, in numbers (both shuffles run, Lin fitted)."""
-    from schedlab.experiments.policy_scores import authors_first_place_odds
+    from schedlab.experiments.studies.policy_scores import authors_first_place_odds
     from schedlab.schedulers.fitted_policies import PUBLISHED
 
     arms = {arm["shuffle"]: {f["function"]: f for f in arm["fits"]} for arm in _arms(result)}
@@ -413,7 +414,7 @@ def sections(results_dir: Path) -> list[tuple[str, str, Any]]:
 
 def plot_factory(results_dir: Path, path: Path) -> Path:
     """Max VIF and MAE per function: ours, the authors' scores refitted, the paper's."""
-    from schedlab.experiments.render import _pyplot, _save
+    from schedlab.experiments.campaigns.render import _pyplot, _save
 
     result = json.loads((results_dir / "factory.json").read_text())
     paper = result["factory"]["paper"]
@@ -446,3 +447,58 @@ def plot_factory(results_dir: Path, path: Path) -> Path:
         f"{metadata['tuples']} tuples x {metadata['trials']:,} trials of {Path(result['factory']['trace']).name}"),
         fontsize=10)
     return _save(fig, path)
+
+
+@study_kind
+class PolicyFactory(StudyKind):
+    """`kind = "policy-factory"`: score tuples, fits, and the study's Tab. 2-6 beside ours."""
+
+    kind, label, record = "policy-factory", "policy factory", "factory.json"
+    results_file = "factory.json"  # scores and fits: no results table
+    record_sorted = False
+    other_outputs = ("fitted.toml",)
+
+    def load(self, path: str | Path) -> dict[str, Any]:
+        return load_factory(path)
+
+    def describe(self, spec: dict[str, Any], path: str) -> list[str]:
+        if spec["trials"] == 0:
+            return [f"policy factory {spec['name']!r} ({path}): fits of {', '.join(spec['functions'])} to the "
+                    f"reference table {spec['reference_scores']} (no trials)"]
+        return [f"policy factory {spec['name']!r} ({path}): {spec['tuples']} tuples x {spec['trials']:,} trials of "
+                f"{spec['trace']} (seed {spec['seed']}), then fits of {', '.join(spec['functions'])}"]
+
+    def progress_units(self, spec: dict[str, Any]) -> tuple[int, str] | None:
+        return (spec["tuples"], "tuple") if spec["trials"] else None
+
+    def run(self, spec: dict[str, Any], out: Path, *, workers: int, say: Any, unit_done: Any) -> str:
+        run_factory(spec, out, workers=workers, progress=say, tuple_done=unit_done)
+        return f"policy factory {spec['name']!r}: -> {out / 'fitted.toml'}, {out / 'factory.json'}"
+
+    def name_of(self, results_dir: Path) -> str:
+        return str(self.read_record(results_dir)["factory"]["name"])
+
+    def report(self, results_dir: Path, out: Path) -> tuple[str, list[tuple[str, str, Any]], list[Path]]:
+        plot = plot_factory(results_dir, out / "factory.png")
+        parts = [*sections(results_dir), ("Largest VIF and MAE, ours vs paper", "", plot)]
+        return f"Policy factory: {self.name_of(results_dir)}", parts, [plot]
+
+    def paper_table(self, results_dir: Path, frames: dict[str, Any], locations: dict[str, str]) -> tuple[str, Any]:
+        from schedlab.experiments.papers.reproductions import COLUMNS, display_path
+
+        result = self.read_record(results_dir)
+        table = paper_rows(result)
+        if table.empty:  # a factory without [paper]: nothing published to compare
+            return result["factory"]["name"], pd.DataFrame(columns=COLUMNS)
+        arms = [c for c in table.columns if c.startswith("ours (")]
+        ours = table[arms].apply(lambda r: "; ".join(f"{c[6:-1]}: {r[c]}" for c in arms), axis=1)
+        frame = pd.DataFrame({"row": table["row"], "where": result["factory"]["name"], "source": table["source"],
+                              "paper": table["paper figure"], "ours": ours, "same sign?": table["same sign?"],
+                              "same size?": table["same size?"], "cause": table["cause"],
+                              "evidence": f"{display_path(results_dir)}/factory.json"})
+        return result["factory"]["name"], frame[COLUMNS]
+
+    def refresh(self, spec: dict[str, Any], update: Any) -> dict[str, Any]:
+        update(self.record, lambda data: data["factory"].update(paper=spec["paper"]))
+        source = spec.get("trace") or spec["reference_scores"]  # a factory without trials: the table
+        return {"name": "trace" if "trace" in spec else "scores", "source": Path(source).name}

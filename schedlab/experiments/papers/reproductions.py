@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from schedlab.errors import InputError
-from schedlab.experiments.evidence import DROPPED, JSON_FILES, has_results, read_results, versions_of
+from schedlab.experiments.papers.evidence import DROPPED, has_results, json_files, read_results, versions_of
 
 COLUMNS = ["row", "where", "source", "paper", "ours", "same sign?", "same size?", "cause", "evidence"]
 
@@ -24,7 +24,7 @@ def source_commit() -> str:
     """The commit of the code running (short hash, and whether the tree has uncommitted changes)."""
     import subprocess
 
-    source = Path(__file__).resolve().parents[1]  # the checkout holding the package
+    source = Path(__file__).resolve().parents[2]  # the checkout holding the package (schedlab/)
     try:
         commit = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, check=True, timeout=10).stdout.strip()
@@ -61,11 +61,11 @@ def load_frames(results_dirs: list[Path], locations: dict[str, str] | None = Non
             if "campaign" in frame and len(frame):
                 frames[str(frame["campaign"].iloc[0])] = frame
                 if locations is not None:
-                    locations[str(frame["campaign"].iloc[0])] = _display(directory)
+                    locations[str(frame["campaign"].iloc[0])] = display_path(directory)
     return frames
 
 
-def _display(directory: Path) -> str:
+def display_path(directory: Path) -> str:
     """A directory as the table names it: relative to the working directory when inside it."""
     try:
         return str(directory.resolve().relative_to(Path.cwd().resolve()))
@@ -73,17 +73,17 @@ def _display(directory: Path) -> str:
         return str(directory)
 
 
-def _agrees(same_sign: str, same_size: str) -> bool:
+def agrees(same_sign: str, same_size: str) -> bool:
     """Agreement needs a check that passes and none that fails: the sign (or finding) and the size."""
     sign_ok = same_sign in ("yes", "holds")
     size_ok = same_size == "yes"
     return (sign_ok or size_ok) and same_sign in ("yes", "holds", "-") and same_size in ("yes", "-")
 
 
-def _evidence(cause: Any, study: str, typed: str, locations: dict[str, str], own: str) -> str:
+def evidence_places(cause: Any, study: str, typed: str, locations: dict[str, str], own: str) -> str:
     """Where a row was measured: its study's evidence, any other study's its cause measures on, and
     where else its file says to look."""
-    from schedlab.experiments.causes import studies_named
+    from schedlab.experiments.papers.causes import studies_named
 
     others = studies_named(cause) if isinstance(cause, dict) else []
     places = list(dict.fromkeys([own, *(locations.get(name, name) for name in others)]))
@@ -95,7 +95,7 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
     """(the study's name, its rows in COLUMNS), each cause measured on `frames` (every study's
     results by campaign name; default: this study's only); `locations`: each study's directory, as
     the evidence column names it."""
-    from schedlab.experiments.causes import final_cause
+    from schedlab.experiments.papers.causes import final_cause
     if not results_dir.is_dir():
         raise InputError("no such directory", path=str(results_dir))
     if not has_results(results_dir):
@@ -103,74 +103,29 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
                          path=str(results_dir))
     frames = dict(frames or load_frames([results_dir]))
     locations = locations or {}
-    if (results_dir / "factory.json").is_file():
-        from schedlab.experiments.policy_factory import paper_rows
+    from schedlab.experiments.campaigns.kinds import kind_of_results
 
-        result = json.loads((results_dir / "factory.json").read_text())
-        table = paper_rows(result)
-        if table.empty:  # a factory without [paper]: nothing published to compare
-            return result["factory"]["name"], pd.DataFrame(columns=COLUMNS)
-        arms = [c for c in table.columns if c.startswith("ours (")]
-        ours = table[arms].apply(lambda r: "; ".join(f"{c[6:-1]}: {r[c]}" for c in arms), axis=1)
-        frame = pd.DataFrame({"row": table["row"], "where": result["factory"]["name"], "source": table["source"],
-                              "paper": table["paper figure"], "ours": ours, "same sign?": table["same sign?"],
-                              "same size?": table["same size?"], "cause": table["cause"],
-                              "evidence": f"{_display(results_dir)}/factory.json"})
-        return result["factory"]["name"], frame[COLUMNS]
-    if (results_dir / "study.json").is_file():  # a predictor study: published model errors
-        from schedlab.experiments.predictor_study import paper_rows as predictor_rows
-
-        study = json.loads((results_dir / "study.json").read_text())
-        name = study["name"]
-        models = read_results(results_dir)
-        of = models["search_of"].fillna(models["model"]) if "search_of" in models else models["model"]
-        # a statistic reads a model's rows (its defaults and every searched setting) as a scheduler's runs,
-        # a table as a workload
-        frames.setdefault(name, models.assign(scheduler=of, workload=models["table"], platform="-", complete=True,
-                                              repetition=float("nan")))
-        table = predictor_rows(results_dir)
-        if table.empty:
-            return name, pd.DataFrame(columns=COLUMNS)
-        table["evidence"] = [_evidence(c, name, "", locations, _display(results_dir)) for c in table["cause"]]
-        table["cause"] = [final_cause(c, _agrees(s, z), frames=frames, study=name, context={})
-                          for c, s, z in zip(table["cause"], table["same sign?"], table["same size?"], strict=True)]
-        return name, pd.DataFrame({"where": name, "source": "paper", **{c: table[c] for c in table.columns}},
-                                  columns=COLUMNS)
-    if (results_dir / "reliability.json").is_file():  # the hybrid study's reliability models
-        from schedlab.experiments.hybrid_reliability import paper_row
-
-        study = json.loads((results_dir / "reliability.json").read_text())
-        results = read_results(results_dir)
-        frames.setdefault(study["name"], results)
-        table = paper_row(results, study)
-        if table.empty:
-            return study["name"], pd.DataFrame(columns=COLUMNS)
-        cause = [final_cause(study["cause"], _agrees(s, z), frames=frames, study=study["name"], context={})
-                 for s, z in zip(table["same sign?"], table["same size?"], strict=True)]
-        return study["name"], pd.DataFrame({
-            "row": table["row"], "where": Path(study["source"]).name, "source": "paper",
-            "paper": table["paper figure"], "ours": table["ours"], "same sign?": table["same sign?"],
-            "same size?": table["same size?"], "cause": cause,
-            "evidence": _evidence(study["cause"], study["name"], study.get("evidence", ""), locations,
-                                  _display(results_dir))})
+    kind = kind_of_results(results_dir)
+    if kind is not None:  # a study file's results: the kind sets them beside its paper
+        return kind.paper_table(results_dir, frames, locations)
     results = read_results(results_dir)
     name = str(results["campaign"].iloc[0])
     frames.setdefault(name, results)
     if (results_dir / "claims.json").is_file():
-        from schedlab.experiments.claims import claims_table
+        from schedlab.experiments.papers.claims import claims_table
 
         table = claims_table(results, json.loads((results_dir / "claims.json").read_text()), measured=True)
         if table.empty:
             return name, pd.DataFrame(columns=COLUMNS)
-        from schedlab.experiments.claims import recompute
+        from schedlab.experiments.papers.claims import recompute
 
         def ablation(line: dict[str, Any]):
             return lambda arm: recompute(frames[arm.get("study", name)], line["_claim"], line["_workload"],
                                          line["_platform"], line["_label"], arm)
 
-        cause = [("none" if _agrees(line["same sign?"], "-") else "per group: each group's cause, measured above")
+        cause = [("none" if agrees(line["same sign?"], "-") else "per group: each group's cause, measured above")
                  if line["_summary"] else
-                 final_cause(line["cause"], _agrees(line["same sign?"], "-"), frames=frames, study=name,
+                 final_cause(line["cause"], agrees(line["same sign?"], "-"), frames=frames, study=name,
                              context={"workload": line["_workload"], "platform": line["_platform"]},
                              ours_distance=_number_or_none(line["_distance"]),
                              recompute=ablation(line) if line["_label"] else None)
@@ -178,12 +133,12 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
         frame = pd.DataFrame({"row": table["row"], "where": name, "source": "paper",
                               "paper": table["paper figure"], "ours": table["ours"], "same sign?": table["same sign?"],
                               "same size?": "-", "cause": cause, "headline": table["_headline"],
-                              "evidence": [_evidence(c, name, e, locations, _display(results_dir))
+                              "evidence": [evidence_places(c, name, e, locations, display_path(results_dir))
                                            for c, e in zip(table["cause"], table["evidence"], strict=True)]})
         return name, frame
     if not (results_dir / "compare.json").is_file():  # a campaign of arms that other studies' causes measure
         return name, pd.DataFrame(columns=COLUMNS)
-    from schedlab.experiments.paper_rows import paper_table
+    from schedlab.experiments.papers.paper_rows import paper_table
 
     spec = json.loads((results_dir / "compare.json").read_text())
     table = paper_table(results, spec, measured=True)
@@ -192,7 +147,7 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
     lines = []
     for line in table.to_dict("records"):
         same = line["same sign? last / median"].split(" / ")[-1]
-        measured = final_cause(line["cause"], _agrees(same, line["same size?"]), frames=frames, study=name,
+        measured = final_cause(line["cause"], agrees(same, line["same size?"]), frames=frames, study=name,
                             context={"workload": line["workload"], "platform": line["platform"]},
                             ours_distance=_number_or_none(line.get("_distance")),
                             recompute=_compare_recompute(frames, name, spec, line))
@@ -201,8 +156,8 @@ def study_table(results_dir: Path, frames: dict[str, pd.DataFrame] | None = None
                       "source": line["_row"].get("source", "paper"), "paper": _paper_text(line),
                       "ours": line["ours, median"] + (f" (note: {note})" if note else ""),
                       "same sign?": same, "same size?": line["same size?"], "cause": measured,
-                      "evidence": _evidence(line["cause"], name, line["evidence"], locations,
-                                             _display(results_dir)),
+                      "evidence": evidence_places(line["cause"], name, line["evidence"], locations,
+                                             display_path(results_dir)),
                       "headline": bool(line["_row"].get("headline", False))})
     return name, pd.DataFrame(lines, columns=[*COLUMNS, "headline"])
 
@@ -220,7 +175,7 @@ def _paper_text(line: dict[str, Any]) -> str:
 def _compare_recompute(frames: dict[str, pd.DataFrame], study: str, spec: dict[str, Any], line: dict[str, Any]):
     """The ablation of a paper row: the same figure on another arm (schedulers, workload, platform,
     metric, study)."""
-    from schedlab.experiments.paper_rows import figure_distance
+    from schedlab.experiments.papers.paper_rows import figure_distance
 
     def recompute(arm: dict[str, Any]) -> tuple[str, float] | None:
         pair = tuple(arm.get("schedulers") or line.get("_pair") or ())
@@ -231,7 +186,7 @@ def _compare_recompute(frames: dict[str, pd.DataFrame], study: str, spec: dict[s
         row = {**line["_row"], **({"metric": arm["metric"]} if "metric" in arm else {})}
         frame = frames[arm.get("study", study)]
         if arm.get("options"):
-            from schedlab.experiments.causes import runs_of
+            from schedlab.experiments.papers.causes import runs_of
 
             frame = runs_of(frame, options=arm["options"])
         if row["metric"] not in frame:
@@ -306,7 +261,7 @@ def load_not_attempted(path: Path | None) -> dict[str, list[tuple[str, str]]]:
     """`[[claims]]` of study, claim, why: the published claims not reproduced, by study name."""
     if path is None:
         return {}
-    from schedlab.experiments.tomlfile import _table, read_checked
+    from schedlab.experiments.campaigns.tomlfile import _table, read_checked
 
     if not path.is_file():
         raise InputError("no such file", path=str(path))
@@ -326,7 +281,7 @@ def write_reproductions(results_dirs: list[Path], path: Path, *, one_commit: boo
     """docs/reproductions.md from the results directories (or their committed evidence); returns the
     number of rows. Every cause is measured first: an unsupported one fails before the file is
     touched. `one_commit`: fail unless every study was made by one commit of the code."""
-    from schedlab.experiments.render import markdown_table
+    from schedlab.experiments.campaigns.render import markdown_table
     from schedlab.paths import atomic_write
 
     skipped = load_not_attempted(not_attempted)
@@ -379,45 +334,32 @@ def refresh_paper(directory: Path) -> Path | None:
     or study file its last invocation named, and the paper file that names), in place of the copies
     the run made: a cause is corrected and measured again without re-running a study, so one commit
     still made every run. Returns the file read (None when it is not here: the copies stand)."""
-    from schedlab.experiments.tomlfile import file_kind
+    from schedlab.experiments.campaigns.kinds import kind_named
+    from schedlab.experiments.campaigns.tomlfile import file_kind
 
     made = directory / "made-by.json"
     invocations = json.loads(made.read_text()).get("invocations", []) if made.is_file() else []
     path = Path(invocations[-1]["campaign"]) if invocations else None
     if path is None or not path.is_file():
         return None
+    study = kind_named(file_kind(path))
 
     def update(name: str, change) -> None:
         target = directory / name
         if target.is_file():
             data = json.loads(target.read_text())
             change(data)
-            target.write_text(json.dumps(data, indent=1, sort_keys=name != "factory.json") + "\n")
+            sorted_keys = study is None or study.record_sorted
+            target.write_text(json.dumps(data, indent=1, sort_keys=sorted_keys) + "\n")
 
     import tomllib
 
-    kind = file_kind(path)
     doc = tomllib.loads(path.read_text(encoding="utf-8"))
     inputs: dict[str, Any] = {"description": str(doc.get("description", "")), "workloads": []}
-    if kind == "policy-factory":
-        from schedlab.experiments.policy_factory import load_factory
-
-        factory = load_factory(path)
-        update("factory.json", lambda data: data["factory"].update(paper=factory["paper"]))
-        source = factory.get("trace") or factory["reference_scores"]  # a factory without trials: the table
-        inputs["workloads"].append({"name": "trace" if "trace" in factory else "scores", "source": Path(source).name})
-    elif kind in ("predictor-study", "hybrid-reliability"):
-        from schedlab.experiments.hybrid_reliability import load_reliability_study
-        from schedlab.experiments.predictor_study import load_study
-
-        study = (load_study if kind == "predictor-study" else load_reliability_study)(path)
-        keys = ("cause", "causes", "size_factor", "paper", "evidence")
-        update("study.json" if kind == "predictor-study" else "reliability.json",
-               lambda data: data.update({k: study[k] for k in keys if k in study}))
-        inputs["workloads"].append({"name": "trace", "source": Path(str(study["source"])).name,
-                                    "convert": study.get("convert") or {}})
+    if study is not None:
+        inputs["workloads"].append(study.refresh(study.load(path), update))
     else:
-        from schedlab.experiments.campaign import load_campaign
+        from schedlab.experiments.campaigns.campaign import load_campaign
 
         campaign = load_campaign(path)
         if campaign.compare is not None:
@@ -436,6 +378,7 @@ def write_evidence(results_dir: Path, out: Path) -> dict[str, Any]:
     """Write the evidence of a results directory into `out` (replaced as a whole, atomically)."""
     import pandas as pd
 
+    from schedlab.experiments.campaigns.kinds import record_files
     from schedlab.paths import atomic_write
 
     if not has_results(results_dir):
@@ -444,18 +387,18 @@ def write_evidence(results_dir: Path, out: Path) -> dict[str, Any]:
     staging = out.with_name(out.name + ".part")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    for name in JSON_FILES:
+    for name in json_files():
         if (results_dir / name).is_file():
             shutil.copyfile(results_dir / name, staging / name)
     refresh_paper(staging)
     here = Path.cwd().resolve()
-    for name in JSON_FILES:  # no machine's paths: the repository's relative to it, the data beside it as ../shared
+    for name in json_files():  # no machine's paths: the repository's relative to it, the data beside it as ../shared
         if (staging / name).is_file():
             text = (staging / name).read_text()
             text = text.replace(f'"{here}/', '"').replace(f'"{here.parent}/shared/', '"../shared/')
             (staging / name).write_text(text)
     versions: dict[str, list[str]] = {}
-    for name in ("factory.json", "study.json", "reliability.json"):  # a study's own record of them
+    for name in record_files():  # a study's own record of them
         if (results_dir / name).is_file():
             recorded = json.loads((results_dir / name).read_text()).get("versions") or {}
             versions = {library: [value] for library, value in recorded.items()}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from schedlab.experiments.render import _fmt, _pyplot, _save, html_table, markdown_table, median_text  # noqa: F401 (this module's names too)
+from schedlab.experiments.campaigns.render import _fmt, _pyplot, _save, html_table, markdown_table, median_text  # noqa: F401 (this module's names too)
 from schedlab.paths import write_text_atomic
 
 #: every file a report may write into its directory (a command never writes over its inputs)
@@ -129,7 +129,7 @@ def _only_queue_orders(frame: pd.DataFrame) -> bool:
 def plot_policy_boxes(frame: pd.DataFrame, path: Path) -> Path | None:
     """AVGbsld per queue policy (in the campaign's order), a panel per workload and scheduler:
     drawn when a campaign varies `queue_order` (the policies study's figures)."""
-    from schedlab.experiments.claims import policy_name
+    from schedlab.experiments.papers.claims import policy_name
 
     if "opt_queue_order" not in frame or "mean_bounded_slowdown" not in frame:
         return None
@@ -321,10 +321,10 @@ img{max-width:100%;border:1px solid #ddd}figcaption{font-size:12px;color:#555}""
 def check_gantt_run(results_dir: Path, gantt_run: str) -> None:
     """`--gantt RUN_ID` names a run of this campaign (checked before any output is made)."""
     from schedlab.errors import InputError
+    from schedlab.experiments.campaigns.kinds import kind_of_results
 
     results = results_dir / "results.parquet"
-    studies = ("factory.json", "study.json", "reliability.json")  # one table of results, no runs to draw
-    if not results.is_file() or any((results_dir / name).is_file() for name in studies):
+    if not results.is_file() or kind_of_results(results_dir) is not None:  # a study: no runs to draw
         raise InputError("--gantt draws a run of a campaign; this directory holds no campaign's runs",
                          path=str(results_dir))
     if gantt_run not in set(pd.read_parquet(results, columns=["run_id"])["run_id"]):
@@ -336,27 +336,12 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
     if gantt_run is not None:
         check_gantt_run(results_dir, gantt_run)
     out.mkdir(parents=True, exist_ok=True)
-    if (results_dir / "factory.json").is_file():  # a policy factory, not a campaign
-        from schedlab.experiments import policy_factory
+    from schedlab.experiments.campaigns.kinds import kind_of_results
 
-        factory_plot = policy_factory.plot_factory(results_dir, out / "factory.png")
-        name = json.loads((results_dir / "factory.json").read_text())["factory"]["name"]
-        parts = [*policy_factory.sections(results_dir), ("Largest VIF and MAE, ours vs paper", "", factory_plot)]
-        return write_report(out, f"Policy factory: {name}", parts, [factory_plot])
-    if (results_dir / "reliability.json").is_file():  # the hybrid study's reliability table
-        from schedlab.experiments import hybrid_reliability
-
-        reliability_plot = hybrid_reliability.plot_reliability(results_dir, out / "reliability.png")
-        name = json.loads((results_dir / "reliability.json").read_text())["name"]
-        parts = [*hybrid_reliability.sections(results_dir), ("Pearson r, ours vs paper", "", reliability_plot)]
-        return write_report(out, f"Reliability study: {name}", parts, [reliability_plot])
-    if (results_dir / "study.json").is_file():  # a predictor study, not a campaign
-        from schedlab.experiments import predictor_study
-
-        study_plot = predictor_study.plot_study(results_dir, out / "predictors.png")
-        name = json.loads((results_dir / "study.json").read_text())["name"]
-        parts = [*predictor_study.sections(results_dir), ("Errors and fit, ours vs paper", "", study_plot)]
-        return write_report(out, f"Predictor study: {name}", parts, [study_plot])
+    study = kind_of_results(results_dir)
+    if study is not None:  # a study file's results, not a campaign's
+        title, parts, plots = study.report(results_dir, out)
+        return write_report(out, title, parts, plots)
     frame = pd.read_parquet(results_dir / "results.parquet")
     frame["configuration"] = configuration(frame)
     campaign = ", ".join(sorted(frame["campaign"].unique()))
@@ -374,11 +359,11 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
         sections.append(("Failed runs", "Each recorded with its error; the others went on.", failed))
     sections.append(("Summary", "Median over seeds and windows of the unperturbed runs.", summary_table(frame)))
     if (results_dir / "compare.json").is_file():
-        from schedlab.experiments.compare import sections as comparison
+        from schedlab.experiments.papers.compare import sections as comparison
 
         sections += comparison(frame, json.loads((results_dir / "compare.json").read_text()))
     if (results_dir / "claims.json").is_file():
-        from schedlab.experiments.claims import claims_table
+        from schedlab.experiments.papers.claims import claims_table
 
         table = claims_table(frame, json.loads((results_dir / "claims.json").read_text()))
         if not table.empty:
@@ -386,7 +371,7 @@ def make_report(results_dir: Path, out: Path, *, gantt_run: str | None = None) -
                              "complete runs; the thresholds are ours, stated in each line.", table))
     plots = []
     if (results_dir / "predictions.json").is_file():
-        from schedlab.experiments.prediction_study import sections as prediction_sections
+        from schedlab.experiments.studies.campaign_predictions import sections as prediction_sections
 
         more, made_plots = prediction_sections(frame, json.loads((results_dir / "predictions.json").read_text()), out)
         sections += more

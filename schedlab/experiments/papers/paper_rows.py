@@ -23,7 +23,7 @@ default: `[compare]`'s pair). Then exactly one kind:
 `platform` restricts a row to one platform of its set-up (each platform's cause measured apart).
 
 A row whose schedulers have no complete run says "missing" rather than vanish or judge part of them.
-`cause` says why ours differs: measured or cited, never typed (schedlab.experiments.causes; default
+`cause` says why ours differs: measured or cited, never typed (schedlab.experiments.papers.causes; default
 `unknown`); `evidence` where else to look. The file's top-level `size_factor` (default 2) is how far
 ours may be from the paper's figure, by ratio, and still have its size ("same size?"); a row
 whose sign or size differs gets a cause. `schedlab reproductions` measures the causes and gathers
@@ -42,8 +42,8 @@ from typing import Any
 import pandas as pd
 
 from schedlab.errors import InputError
-from schedlab.experiments.causes import size_verdict
-from schedlab.experiments.changes import _change_pct, _groups, _over, _pct_text, _scale, _sign, _yes
+from schedlab.experiments.papers.causes import size_verdict
+from schedlab.experiments.papers.changes import _change_pct, _groups, _over, _pct_text, _scale, _sign, _yes
 
 KINDS = ("change_pct", "difference", "sign", "value", "below", "largest", "lowest", "grows_more_than")
 DEFAULT_SIZE_FACTOR = 2.0
@@ -59,8 +59,8 @@ def _kind(row: dict[str, Any]) -> str | None:
 
 def load_paper_rows(path: Path, setups: dict[str, Any], labels: list[str]) -> list[dict[str, Any]]:
     """The `[[scheduling]]` rows of a paper figures file, each checked (file, line and key named)."""
-    from schedlab.experiments.causes import load_cause, load_size_factor
-    from schedlab.experiments.tomlfile import _Locator
+    from schedlab.experiments.campaigns.tomlfile import _Locator
+    from schedlab.experiments.papers.causes import load_cause, load_size_factor
     from schedlab.metrics import compute_metrics
 
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -176,7 +176,7 @@ def paper_table(frame: pd.DataFrame, spec: dict[str, Any], *, measured: bool = F
     table = pd.DataFrame(lines)
     if measured or table.empty:
         return table
-    from schedlab.experiments.causes import stated
+    from schedlab.experiments.papers.causes import stated
 
     table["cause"] = table["cause"].map(stated)
     return table.drop(columns=[c for c in table.columns if c.startswith("_")])

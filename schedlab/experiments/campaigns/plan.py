@@ -16,7 +16,7 @@ from typing import Any
 
 from schedlab import __version__
 from schedlab.errors import InputError
-from schedlab.experiments.campaign import HISTORY, WORKLOAD, Campaign, WorkloadSpec
+from schedlab.experiments.campaigns.campaign import HISTORY, WORKLOAD, Campaign, WorkloadSpec
 from schedlab.paths import canonical_hash, sha256_file, write_text_atomic
 
 
@@ -102,15 +102,6 @@ def _selection_start(convert: dict[str, Any], trace) -> float | None:
     return start
 
 
-def read_trace(kind: str, path: str):
-    """A trace file as the converter's columns: `swf`, or `table` (Slurm/PM100 tables)."""
-    if kind == "swf":
-        from schedlab.workloads.swf import read_swf, to_trace_jobs
-        return to_trace_jobs(read_swf(path))
-    from schedlab.workloads.slurm import to_trace_jobs as table_trace_jobs
-    return table_trace_jobs(path)
-
-
 def _write_synthetic(path: Path, source: dict[str, Any], convert: dict[str, Any], seed: int) -> None:
     from schedlab.workloads.synthetic import SyntheticSpec, write_generated
 
@@ -177,12 +168,14 @@ def workload_inputs(spec: WorkloadSpec, seeds: tuple[int, ...], directory: Path,
     def read():
         nonlocal trace
         if trace is None:
+            from schedlab.workloads.formats import read_trace
+
             trace = read_trace(spec.kind, spec.source)
         return trace
 
     def options_for(convert: dict[str, Any]) -> ConversionOptions:
         options = ConversionOptions(**convert)
-        if options.platform_size is None and spec.kind == "swf" and read().max_procs:
+        if options.platform_size is None and read().max_procs:  # the machine a trace states (SWF's MaxProcs)
             options = replace(options, platform_size=read().max_procs)
         return options
 

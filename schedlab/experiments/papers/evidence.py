@@ -20,11 +20,9 @@ from schedlab.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-#: the JSON files a results directory may hold that the table of record reads
-JSON_FILES = ("made-by.json", "compare.json", "claims.json", "notes.json", "factory.json", "study.json",
-              "reliability.json", "inputs.json", "predictions.json")
-#: everything an evidence directory holds
-EVIDENCE_FILES = (*JSON_FILES, "results.csv", "versions.json")
+#: the JSON files a campaign's results directory may hold that the table of record reads (a study
+#: kind's record too: `json_files()`)
+CAMPAIGN_JSON_FILES = ("made-by.json", "compare.json", "claims.json", "notes.json", "inputs.json", "predictions.json")
 #: results columns left out of the evidence: this machine's paths and wall-clock times
 DROPPED = ("workload_path", "platform_path", "wall_time_s", "simulation_time_s", "training_time_s",
            "partial_metrics", "options")
@@ -48,8 +46,23 @@ def read_results(directory: Path) -> pd.DataFrame:
     raise InputError("no results here (results.parquet or results.csv)", path=str(directory))
 
 
+def json_files() -> tuple[str, ...]:
+    """The JSON files a results directory may hold that the table of record reads."""
+    from schedlab.experiments.campaigns.kinds import record_files
+
+    return (*CAMPAIGN_JSON_FILES, *record_files())
+
+
+def evidence_files() -> tuple[str, ...]:
+    """Everything an evidence directory holds."""
+    return (*json_files(), "results.csv", "versions.json")
+
+
 def has_results(directory: Path) -> bool:
-    return any((directory / name).is_file() for name in ("results.parquet", "results.csv", "factory.json"))
+    """Whether a campaign or study finished here (or its evidence is here)."""
+    from schedlab.experiments.campaigns.kinds import results_files
+
+    return any((directory / name).is_file() for name in ("results.parquet", "results.csv", *results_files()))
 
 
 def versions_of(frame: pd.DataFrame) -> dict[str, list[str]]:
