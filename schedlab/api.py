@@ -14,10 +14,16 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from schedlab.model import Platform
 from schedlab.workload import Workload
+
+if TYPE_CHECKING:
+    from schedlab.schedulers.interface import Scheduler
+
+#: a scheduler as the API takes it: a name (shipped, plugin or MODULE:CLASS), a class or an instance
+SchedulerGiven: TypeAlias = "str | type[Scheduler] | Scheduler"
 
 
 @dataclass
@@ -96,7 +102,7 @@ def _workload(workload: str | Path | Workload) -> Workload:
     return workload if isinstance(workload, Workload) else load_workload(workload)
 
 
-def _scheduler(scheduler: Any, options: dict[str, Any] | None) -> Any:
+def _scheduler(scheduler: SchedulerGiven, options: dict[str, Any] | None) -> Scheduler:
     from schedlab.errors import InputError
     from schedlab.schedulers.base import Scheduler, create_scheduler
 
@@ -109,7 +115,7 @@ def _scheduler(scheduler: Any, options: dict[str, Any] | None) -> Any:
     raise InputError(f"scheduler: expected a name, a Scheduler subclass or an instance, got {type(scheduler).__name__}")
 
 
-def simulate(platform: str | Path | Platform | int, workload: str | Path | Workload, scheduler: Any, *,
+def simulate(platform: str | Path | Platform | int, workload: str | Path | Workload, scheduler: SchedulerGiven, *,
              options: dict[str, Any] | None = None, timing: str = "ideal", out: str | Path | None = None) -> Result:
     """Run `workload` on `platform` under `scheduler` on the embedded engine.
 

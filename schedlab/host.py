@@ -49,6 +49,13 @@ class SchedulerHooks(Protocol):
     def decide(self, now: float) -> list[Any]: ...
 
 
+class HostedScheduler(SchedulerHooks, Protocol):
+    """A scheduler a run hosts: its hooks, and the options its summary records (every schedlab
+    Scheduler; an external decision process: its command)."""
+
+    def options(self) -> dict[str, Any]: ...
+
+
 @runtime_checkable
 class Preparable(Protocol):
     def prepare(self) -> None: ...
@@ -74,7 +81,7 @@ class EngineSurface(Protocol):
 
     platform: Platform
     workload: Any
-    scheduler: Any
+    scheduler: SchedulerHooks
     records: dict[str, Any]
     finished: list[str]
     scheduling_time_s: float
@@ -89,7 +96,7 @@ class EngineSurface(Protocol):
     def run(self) -> None: ...
 
 
-def _hooks(scheduler: Any) -> dict[Event, Callable[[Any, float], None]]:
+def _hooks(scheduler: SchedulerHooks) -> dict[Event, Callable[[Any, float], None]]:
     """One entry per event: how its payload reaches the scheduler's hook (bound once; a hook a
     duck-typed scheduler lacks fails when its event comes, as calling it would)."""
 
@@ -124,6 +131,10 @@ class SchedulerDriver:
         self.decides_timed = isinstance(scheduler, DecidesTimed)
         self.wants_event_timestamps = bool(getattr(scheduler, "wants_event_timestamps", False))
         self._prepared = False
+        #: a host's observers of each decision, not the scheduler's code (the checker's budgets and
+        #: recording): called with `now` before `decide`, and with `now` and the decisions after it
+        self.before_decide: list[Callable[[float], None]] = []
+        self.after_decide: list[Callable[[float, list[Any]], None]] = []
 
     def prepare(self) -> None:
         """The scheduler's heavy set-up, once, untimed (models loaded or trained)."""
@@ -154,7 +165,11 @@ class SchedulerDriver:
                     t0 += time.perf_counter() - began
                 hooks[kind](payload, now)
             deciding = decide
-            return self.scheduler.decide(now) if decide else []
+            if not decide:
+                return []
+            if self.before_decide or self.after_decide:
+                return self._observed_decide(now)
+            return self.scheduler.decide(now)
         except SchedlabError:
             raise
         except Exception as exc:
@@ -167,6 +182,14 @@ class SchedulerDriver:
             raise self._failure(where, now, exc) from exc
         finally:
             self.scheduling_time_s += time.perf_counter() - t0
+
+    def _observed_decide(self, now: float) -> list[Any]:
+        for observe in self.before_decide:
+            observe(now)
+        decisions = self.scheduler.decide(now)
+        for seen in self.after_decide:
+            seen(now, decisions)
+        return decisions
 
     def decide_timed(self, now: float) -> tuple[float, list[tuple[float, Decision]]]:
         """An external process's reply as Batsim applies it: its `now` and (timestamp, decision)s."""

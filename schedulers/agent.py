@@ -1,10 +1,11 @@
 """Schedulers steered by a policy: at each decision, an observation (observation.py) and a mask of
 the allowed actions; the action starts one of the first K waiting jobs, or waits for the next event.
 
-`AgentScheduler` holds the state and the rules; the Gymnasium environment (schedlab.rl) steers it
-between an engine's pauses, `PolicyScheduler` (`policy`) steers it with a function inside `decide`.
-Both make the same calls in the same order, so a policy gives one schedule through either, under
-`simulate`, `serve` (real Batsim), pybatsim and campaigns.
+`AgentScheduler` (`policy`) holds the state and the rules, and composes what chooses the actions:
+the Gymnasium environment (schedlab.rl) between an engine's pauses when it has no `policy`, or its
+`policy` (a function, a model, a saved linear policy) inside `decide`. Both make the same calls in
+the same order, so a policy gives one schedule through either, under `simulate`, `serve` (real
+Batsim), pybatsim and campaigns. `PolicyScheduler` is its former name.
 
 Actions (Discrete(K + 1)): i < K starts the i-th waiting job (queue order, FCFS by default); K waits.
 The mask allows the jobs that fit now, and waiting unless nothing could happen any more (nothing
@@ -48,10 +49,16 @@ class InvalidActionError(ValueError):
     """An action the mask forbids, with `invalid_action="raise"`."""
 
 
+@register("policy")
 class AgentScheduler(EasyBackfilling):
-    """The state and rules of a scheduler steered by actions (see the module's docstring)."""
+    """A policy (observation -> action, or (observation, mask) -> action) run as a scheduler:
+    `policy=` a function, an object with `predict` (Stable-Baselines3's: its first return value),
+    FILE.json (a linear scoring policy: schedlab.rl's export) or FILE.py:NAME / MODULE:NAME; without
+    one (in Python), schedlab.rl's environment chooses the actions."""
 
     option_help = {
+        "policy": "the policy: FILE.json (schedlab.rl's linear scoring policy) or FILE.py:NAME / "
+                  "MODULE:NAME of a function observation -> action or (observation, mask) -> action",
         "max_queue": "K: how many waiting jobs (in queue order) the observation shows and an action can start",
         "backfill": "a pick that does not fit now gets EASY's head reservation and the others are backfilled "
                     "around it (the agent is a queue policy)",
@@ -62,9 +69,12 @@ class AgentScheduler(EasyBackfilling):
         "day_start_s": "the time of day (seconds after midnight) at simulated time 0",
         "invalid_action": "an action the mask forbids: raise, or wait (a start when waiting is forbidden too)",
     }
-    option_choices = {"model": "PATH.skops", "horizons_s": "SECONDS,SECONDS,..."}
+    option_choices = {"policy": "FILE.json | FILE.py:NAME | MODULE:NAME", "model": "PATH.skops",
+                      "horizons_s": "SECONDS,SECONDS,..."}
+    #: made by name (the command line, campaigns, the API), it needs its policy
+    required_options = {"policy": "give policy=FILE.json, FILE.py:NAME or MODULE:NAME (or a function in Python)"}
 
-    def __init__(self, *, max_queue: int = 32, backfill: bool = False, model: str = "",
+    def __init__(self, *, policy: Any = "", max_queue: int = 32, backfill: bool = False, model: str = "",
                  horizons_s: str = "600,3600,14400,86400", time_scale_s: float = 3600.0, day_start_s: float = 0.0,
                  invalid_action: InvalidAction = "raise", queue_order: str = "fcfs") -> None:
         super().__init__(queue_order=queue_order)
@@ -81,6 +91,17 @@ class AgentScheduler(EasyBackfilling):
         self._no_more_jobs = False
         self._fresh: list[Job] = []  # submitted at this instant, predicted in one batch
         self.nb_actions = 0
+        self.policy = policy
+        #: what chooses the actions inside `decide` (None: the environment, between pauses)
+        self._choose: Callable[[np.ndarray, np.ndarray], int] | None = None
+        self._policy_module = ""  # the module of the policy's code (its failures are its own)
+        if not (isinstance(policy, str) and not policy):
+            loaded = load_policy(policy) if isinstance(policy, str) else policy
+            check = getattr(loaded, "check_settings", None)
+            if check is not None:  # a saved policy knows the observation it was trained on
+                check(self.observation_settings())
+            self._choose = _as_choice(loaded)
+            self._policy_module = getattr(loaded, "__module__", None) or type(loaded).__module__
 
     def observation_settings(self) -> dict[str, Any]:
         """What decides what an observation means: a policy trained under other settings would read
@@ -271,36 +292,6 @@ class AgentScheduler(EasyBackfilling):
     def run_report(self) -> dict[str, Any]:
         return {"nb_actions": self.nb_actions}
 
-
-PolicyFn = Callable[..., Any]
-
-
-@register("policy")
-class PolicyScheduler(AgentScheduler):
-    """A policy (observation -> action, or (observation, mask) -> action) run as a scheduler:
-    `policy=` a function, an object with `predict` (Stable-Baselines3's: its first return value),
-    FILE.json (a linear scoring policy: schedlab.rl's export) or FILE.py:NAME / MODULE:NAME."""
-
-    option_help = {"policy": "the policy: FILE.json (schedlab.rl's linear scoring policy) or FILE.py:NAME / "
-                             "MODULE:NAME of a function observation -> action or (observation, mask) -> action"}
-    option_choices = {"policy": "FILE.json | FILE.py:NAME | MODULE:NAME"}
-
-    def __init__(self, *, policy: Any = "", max_queue: int = 32, backfill: bool = False, model: str = "",
-                 horizons_s: str = "600,3600,14400,86400", time_scale_s: float = 3600.0, day_start_s: float = 0.0,
-                 invalid_action: InvalidAction = "raise", queue_order: str = "fcfs") -> None:
-        super().__init__(max_queue=max_queue, backfill=backfill, model=model, horizons_s=horizons_s,
-                         time_scale_s=time_scale_s, day_start_s=day_start_s, invalid_action=invalid_action,
-                         queue_order=queue_order)
-        if isinstance(policy, str) and not policy:
-            raise ValueError("give policy=FILE.json, FILE.py:NAME or MODULE:NAME (or a function in Python)")
-        self.policy = policy
-        loaded = load_policy(policy) if isinstance(policy, str) else policy
-        check = getattr(loaded, "check_settings", None)
-        if check is not None:  # a saved policy knows the observation it was trained on
-            check(self.observation_settings())
-        self._choose = _as_choice(loaded)
-        self._policy_module = getattr(loaded, "__module__", None) or type(loaded).__module__
-
     def options(self) -> dict[str, Any]:
         options = super().options()
         if not isinstance(self.policy, str):  # a function: named, not re-creatable from text
@@ -309,6 +300,8 @@ class PolicyScheduler(AgentScheduler):
 
     def decide(self, now: float) -> list[Decision]:
         choose = self._choose
+        if choose is None:  # the environment chose between pauses
+            return super().decide(now)
         self.begin(now)
         while self.has_choice():
             try:
@@ -329,6 +322,11 @@ class PolicyScheduler(AgentScheduler):
         failure.scheduler_module = self._policy_module
         failure.names_its_scheduler = True
         return failure
+
+
+PolicyFn = Callable[..., Any]
+#: the former name of AgentScheduler given a policy
+PolicyScheduler = AgentScheduler
 
 
 def _as_choice(policy: Any) -> Callable[[np.ndarray, np.ndarray], int]:

@@ -41,6 +41,11 @@ from schedlab.schedulers.base import register
 from schedlab.schedulers.predicted import PredictedEasy
 from schedlab.schedulers.queue import Running
 
+#: what `learner=` names: every runtime model (predictors/models.py; tests/test_registries.py checks
+#: they agree) and `exact`, the oracle's run times
+Learner = Literal["dt", "rf", "gb", "gb-xgb", "adaboost", "nn", "user-last2", "walltime", "quantile-xgb", "aft",
+                  "aft-naive", "exact"]
+
 
 @register("diws")
 class DIWS(PredictedEasy):
@@ -92,8 +97,7 @@ class DIWS(PredictedEasy):
     base_queue_order = "spt"
 
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
-                 learner: Literal["dt", "rf", "gb", "gb-xgb", "adaboost", "nn", "user-last2", "walltime",
-                                  "quantile-xgb", "aft", "aft-naive", "exact"] = "dt",
+                 learner: Learner = "dt",
                  seed: int = 0, margin_min: float = 0.0,
                  overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
                  allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5, refit_s: float = 0.0,

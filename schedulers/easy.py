@@ -17,10 +17,10 @@ from typing import Any, ClassVar, Literal
 
 from sortedcontainers import SortedList
 
-from schedlab.model import Decision, Job
+from schedlab.model import Decision, Job, JobState
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy_machines import MachineReservation
-from schedlab.schedulers.queue import Entry, QueueScheduler
+from schedlab.schedulers.queue import Entry, QueueScheduler, Running
 from schedlab.schedulers.queue_index import Budget, CandidateIndex
 
 #: the orders backfilling candidates are tried in
@@ -35,26 +35,13 @@ class EasyBackfilling(QueueScheduler):
     shortest-estimate first (`"sjbf"`, Tsafrir et al. 2007) or smallest volume (estimate x
     resources) first (`"svf"`, the hybrid study's FCFS-BF2). `reservation="machines"` follows
     batsched's easy_bf instead of the textbook count-based rule: its own strategy
-    (easy_machines.MachineReservation), which creation puts before the class asked for."""
+    (easy_machines.MachineReservation), which it composes in place of its count rule."""
 
     #: CALL_ME_LATER only for planned ends that can change a decision (see `call_wanted`); False:
     #: for every end before the kill time (the same schedule, more wake-ups; tests compare the two)
     calls_for_plan_only = True
     per_job_records: ClassVar[tuple[str, ...]] = ("head_reservations_s",)
-    _WITH_MACHINES: ClassVar[dict[type, type]] = {}
     _queue: Any  # the waiting entries, sorted: a list, or a SortedList when the candidate index serves
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> EasyBackfilling:
-        """`reservation="machines"` gives an instance of the class with the machines strategy first
-        in its bases (one per class, made once): same name, options and `__init__`."""
-        if kwargs.get("reservation") == "machines" and not issubclass(cls, MachineReservation):
-            if cls not in EasyBackfilling._WITH_MACHINES:
-                namespace = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__}
-                if "name" in vars(cls):
-                    namespace["name"] = cls.name
-                EasyBackfilling._WITH_MACHINES[cls] = type(cls.__name__, (MachineReservation, cls), namespace)
-            cls = EasyBackfilling._WITH_MACHINES[cls]
-        return super().__new__(cls, *args, **kwargs)  # type: ignore[return-value]
 
     option_help = {"backfill_order": "the order backfilling candidates are tried in: queue order, shortest "
                                      "estimate first, or smallest estimate x resources first",
@@ -78,7 +65,11 @@ class EasyBackfilling(QueueScheduler):
         self.backfill_order = backfill_order
         self.reservation = reservation
         self.rjms_delay_s = rjms_delay_s
-        self._init_reservation()
+        #: the machines rule when reservation="machines" (its decisions, refusals, releases), else None
+        self._machines: MachineReservation | None = None
+        if reservation == "machines":
+            self._machines = MachineReservation(self)
+            self._admission = self._machines.reject
         self._reservation: tuple[str, float, int] | None = None  # (head id, shadow time, extra)
         self._index: CandidateIndex | None = None  # the waiting jobs in backfilling order
         self._budget = Budget(0, 0)  # what a pass may still use (one object, reset at each pass)
@@ -88,9 +79,6 @@ class EasyBackfilling(QueueScheduler):
         #: Latest shadow time computed for each job while it was the head (the invariant to check:
         #: with estimates that bound run times, a head never starts later than this).
         self.head_reservations_s: dict[str, float] = {}
-
-    def _init_reservation(self) -> None:
-        """Extension point of a reservation strategy (the count rule keeps nothing more)."""
 
     @property
     def use_index(self) -> bool:
@@ -110,14 +98,31 @@ class EasyBackfilling(QueueScheduler):
             self._index, self._queue = None, []
 
     def _index_serves(self) -> bool:
-        return not self._policy.dynamic  # a dynamic order re-sorts the whole queue at each decision
+        # a dynamic order re-sorts the whole queue at each decision; the machines rule walks machine sets
+        return not self._policy.dynamic and self._machines is None
+
+    # ------------------------------------------------------------------ the machines rule's hooks
+    def job_finished(self, running: Running, state: JobState, now: float) -> None:
+        super().job_finished(running, state, now)
+        if self._machines is not None:
+            self._machines.completed(running.job.id)
+
+    def revise_estimate(self, job_id: str, estimate_s: float, now: float) -> None:
+        if self._machines is not None:
+            self._machines.refuse_revision()
+        super().revise_estimate(job_id, estimate_s, now)
+
+    def revise_expected_end(self, job_id: str, end_s: float, now: float) -> None:
+        if self._machines is not None:
+            self._machines.refuse_revision()
+        super().revise_expected_end(job_id, end_s, now)
 
     def call_wanted(self, end_s: float) -> bool:
         """Only ends at or before the head's shadow time can change a decision when revised (see
         `end_change_matters`): calls for the others would wake the scheduler (a Batsim round trip)
         for nothing. A pass asks, at its end, for what its reservation needs. A dynamic queue order
         re-sorts at every decision, so any wake-up may change the head: a call for every end then."""
-        if not self.calls_for_plan_only or self._policy.dynamic:
+        if not self.calls_for_plan_only or self._policy.dynamic or self._machines is not None:
             return True
         if self._in_pass:
             return False
@@ -157,6 +162,9 @@ class EasyBackfilling(QueueScheduler):
         return started
 
     def _schedule(self, now: float, decisions: list[Decision]) -> None:
+        if self._machines is not None:
+            self._machines.schedule(now, decisions)
+            return
         self._in_pass = True
         try:
             started, full_pass = self._pass(now, decisions)

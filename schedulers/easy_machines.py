@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList
 
-from schedlab.model import Decision, Job, JobState, Reject
-from schedlab.resources import ResourceMask, procset_from_sorted
+from schedlab.model import Decision, Job, Reject
+from schedlab.resources import procset_from_sorted
 
 if TYPE_CHECKING:
     from schedlab.schedulers.queue import Entry
@@ -76,24 +76,13 @@ def _lowest_of_union(parts: list[Intervals], count: int) -> Intervals:
 
 
 class MachineReservation:
-    """EASY's `reservation="machines"` strategy: put before EasyBackfilling (or a subclass) in a
-    class's bases, it replaces the count-based rule's hooks (EasyBackfilling.__new__ does so when
-    that option is given). Machine sets are sorted interval lists, so a decision costs O(runs of
-    machines), not O(machines) (marconi100 has 15,680)."""
+    """EASY's `reservation="machines"` strategy (EasyBackfilling composes it when that option is
+    given): batsched's rule on specific machines in place of the count-based one. Machine sets are
+    sorted interval lists, so a decision costs O(runs of machines), not O(machines) (marconi100 has
+    15,680). It reads and starts through the EASY it serves (its queue, resources and `_start`)."""
 
-    # what it uses of the EASY it is put before (queue.QueueScheduler's state and its _start)
-    rjms_delay_s: float
-    head_reservations_s: dict[str, float]
-    nb_resources: int
-    _queue: list[Entry]
-    _new: list[Entry]
-    _pending: list[Decision]
-    _completed: bool
-    _resources: ResourceMask
-    _seq: int
-    _start: Callable[..., None]
-
-    def _init_reservation(self) -> None:
+    def __init__(self, easy: Any) -> None:
+        self.easy = easy
         # running jobs: (estimated end, seq, machines, their count), by job id and ascending by (end, seq)
         self._machine_ends: dict[str, tuple[Fraction, int, Intervals, int]] = {}
         self._ends_by_time: SortedList = SortedList()
@@ -101,46 +90,19 @@ class MachineReservation:
         self._priority: tuple[str, Fraction, Intervals] | None = None  # id, start, machines
         self._priority_before: str | None = None
 
-    def _index_serves(self) -> bool:
-        return False  # decisions walk machine sets, not a candidate index
-
-    def on_job_submitted(self, job: Job, now: float) -> None:
-        if job.res <= self.nb_resources:
-            rejection = self._machines_reject(job)
-            if rejection is not None:
-                self._pending.append(rejection)
-                return
-        super().on_job_submitted(job, now)  # type: ignore[misc]
-
-    def on_job_completed(self, job_id: str, state: JobState, now: float) -> None:
-        super().on_job_completed(job_id, state, now)  # type: ignore[misc]
-        self._machines_completed(job_id)
-
-    def revise_estimate(self, job_id: str, estimate_s: float, now: float) -> None:
-        self._refuse_revision()
-
-    def revise_expected_end(self, job_id: str, end_s: float, now: float) -> None:
-        self._refuse_revision()
-
     @staticmethod
-    def _refuse_revision() -> None:
+    def refuse_revision() -> None:
         raise RuntimeError("reservation=machines plans with walltimes (batsched's rule): estimates are fixed")
 
-    def call_wanted(self, end_s: float) -> bool:
-        return True
-
-    def _schedule(self, now: float, decisions: list[Decision]) -> None:
-        self._schedule_machines(now, decisions)
-
-    def _machines_reject(self, job: Job) -> Reject | None:
+    def reject(self, job: Job) -> Reject | None:
         """A Reject for a job batsched would refuse; else None, and its exact walltime + rjms
         delay is kept for the rounds to come (a Fraction once per job, not per test)."""
         if job.walltime_s is None:
             return Reject(job.id, "no walltime (batsched easy_bf rejects such jobs)")
-        self._walltimes_q[job.id] = Fraction(job.walltime_s) + Fraction(self.rjms_delay_s)
+        self._walltimes_q[job.id] = Fraction(job.walltime_s) + Fraction(self.easy.rjms_delay_s)
         return None
 
-    def _machines_completed(self, job_id: str) -> None:
+    def completed(self, job_id: str) -> None:
         item = self._machine_ends.pop(job_id, None)
         if item is not None:
             self._ends_by_time.remove(item)
@@ -148,12 +110,12 @@ class MachineReservation:
 
     # ------------------------------------------------------------------ placement
     def _free_runs(self) -> Intervals:
-        return self._resources.free_runs()
+        return self.easy._resources.free_runs()
 
     def _place_priority(self, job: Job, now_q: Fraction) -> tuple[Fraction, Intervals]:
         """First fit among running jobs only: earliest instant with enough machines, lowest ids."""
         free = self._free_runs()
-        available = self._resources.nb_free
+        available = self.easy._resources.nb_free
         if available >= job.res:
             return now_q, _lowest(free, job.res)
         parts = [free]
@@ -171,7 +133,7 @@ class MachineReservation:
 
     def _reserve(self, job: Job, start: Fraction, machines: Intervals) -> None:
         self._priority = (job.id, start, machines)
-        self.head_reservations_s[job.id] = float(start)
+        self.easy.head_reservations_s[job.id] = float(start)
 
     def _available_now(self, free: Intervals, now_q: Fraction) -> tuple[Intervals, Intervals, Fraction | None]:
         """Machines a job may take now: all free ones if it ends before the priority job's start,
@@ -193,15 +155,16 @@ class MachineReservation:
     def _run(self, entry: Entry, machines: Intervals, now: float, now_q: Fraction,
              decisions: list[Decision]) -> None:
         job = entry.job
-        self._start(job, now, decisions, entry.estimate_s, procset_from_sorted(machines))
-        self._seq += 1
-        item = (now_q + self._walltimes_q[job.id], self._seq, machines, entry.res)
+        self.easy._start(job, now, decisions, entry.estimate_s, procset_from_sorted(machines))
+        easy = self.easy
+        easy._seq += 1
+        item = (now_q + self._walltimes_q[job.id], easy._seq, machines, entry.res)
         self._machine_ends[job.id] = item
         self._ends_by_time.add(item)
 
     def _start_priority_jobs(self, now: float, now_q: Fraction, decisions: list[Decision]) -> None:
         """The priority job changed: place it; while it can start now, start it and take the next."""
-        queue = self._queue
+        queue = self.easy._queue
         while queue:
             head = queue[0]
             start, machines = self._place_priority(head.job, now_q)
@@ -215,16 +178,17 @@ class MachineReservation:
         self._priority = None
 
     # ------------------------------------------------------------------ one round
-    def _schedule_machines(self, now: float, decisions: list[Decision]) -> None:
-        queue = self._queue
+    def schedule(self, now: float, decisions: list[Decision]) -> None:
+        """One round of batsched's easy_bf."""
+        queue = self.easy._queue
         now_q = Fraction(now)
         head_id = queue[0].job.id if queue else None
         if head_id != self._priority_before:
             self._start_priority_jobs(now, now_q, decisions)
-        if not self._completed:
+        if not self.easy._completed:
             free, outside, until_priority_q = self._available_now(self._free_runs(), now_q)
-            nb_available = self._resources.nb_free
-            for entry in list(self._new):
+            nb_available = self.easy._resources.nb_free
+            for entry in list(self.easy._new):
                 if nb_available <= 0:
                     break
                 position = bisect_left(queue, entry)  # a static order: the queue is sorted
@@ -236,7 +200,7 @@ class MachineReservation:
                     del queue[position]
                     nb_available -= entry.res
                     free, outside = _minus(free, machines), _minus(outside, machines)
-        elif self._resources.nb_free > 0:
+        elif self.easy._resources.nb_free > 0:
             while queue:  # the priority job: placed again against running jobs only
                 head = queue[0]
                 start, machines = self._place_priority(head.job, now_q)
@@ -246,7 +210,7 @@ class MachineReservation:
                 self._priority = None
                 self._run(head, machines, now, now_q, decisions)
                 del queue[0]
-            nb_free = self._resources.nb_free
+            nb_free = self.easy._resources.nb_free
             if queue and nb_free > 0:
                 free, outside, until_priority_q = self._available_now(self._free_runs(), now_q)
                 started = []

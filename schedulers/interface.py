@@ -28,6 +28,8 @@ class Scheduler:
     #: options, "when it acts")}. Given while the test fails, the option would be silently ignored,
     #: so `create_scheduler` refuses it.
     option_acts_only: ClassVar[dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], bool], str]]] = {}
+    #: options a scheduler made by name must be given: {option: what to say when it is not}
+    required_options: ClassVar[dict[str, str]] = {}
     #: dict attributes keyed by job id that only reports read after the run (reservations,
     #: predictions), merged along the bases. A streamed run (engine/stream.py) sets `keeps_records`
     #: False: each job's entries are then forgotten once it ended (`forget_job`), so a scheduler

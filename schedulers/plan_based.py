@@ -92,51 +92,49 @@ class PlanBased(RuntimeEstimates, QueueScheduler):
         self._queue = self.plan_queue(profile, self._queue, now, decisions, whole=False)
 
 
-class _OrderedPlan(PlanBased):
-    """PlanBased with a fixed queue order (`order`)."""
-
-    order: str = "saf"
-
-    @with_runtime_options
-    def __init__(self, **runtime: Any) -> None:
-        super().__init__(queue_order=self.order, **runtime)
+@with_runtime_options
+def _plan_in_order(self: Any, **runtime: Any) -> None:
+    """`__init__` of a plan-based scheduler whose queue order is its class's `order`."""
+    PlanBased.__init__(self, queue_order=self.order, **runtime)
 
 
 @register("online-sjf")
-class OnlineSJF(_OrderedPlan):
+class OnlineSJF(PlanBased):
     """Plan-based, shortest planned duration first (the study's Plan-based1)."""
 
     order = "spt"
+    __init__ = _plan_in_order
 
 
 @register("online-svf")
-class OnlineSVF(_OrderedPlan):
+class OnlineSVF(PlanBased):
     """Plan-based, smallest volume (duration x cores) first (the study's Plan-based2)."""
 
     order = "saf"
+    __init__ = _plan_in_order
 
 
-class _BackfillBaseline(RuntimeEstimates, EasyBackfilling):
-    """EASY (FCFS queue, count-based reservation) planned with the `runtime` option."""
-
-    backfill: BackfillOrder = "queue"
-    relative_cost: ClassVar[float] = 2.0  # fcfs-bf1: 1.0 s against EASY's 0.45 s
-
-    @with_runtime_options
-    def __init__(self, **runtime: Any) -> None:
-        super().__init__(backfill_order=self.backfill)
-        self._init_runtimes(RuntimeOptions(**runtime))
+@with_runtime_options
+def _easy_with_runtimes(self: Any, **runtime: Any) -> None:
+    """`__init__` of EASY (FCFS queue, count-based reservation) planned with the `runtime` option,
+    backfill candidates in its class's `backfill` order."""
+    EasyBackfilling.__init__(self, backfill_order=self.backfill)
+    self._init_runtimes(RuntimeOptions(**runtime))
 
 
 @register("fcfs-bf1")
-class FcfsBF1(_BackfillBaseline):
+class FcfsBF1(RuntimeEstimates, EasyBackfilling):
     """FCFS-BF1: EASY, candidates by shortest planned duration (easy-sjbf with `runtime=`)."""
 
-    backfill = "sjbf"
+    backfill: BackfillOrder = "sjbf"
+    relative_cost: ClassVar[float] = 2.0  # fcfs-bf1: 1.0 s against EASY's 0.45 s
+    __init__ = _easy_with_runtimes
 
 
 @register("fcfs-bf2")
-class FcfsBF2(_BackfillBaseline):
+class FcfsBF2(RuntimeEstimates, EasyBackfilling):
     """FCFS-BF2: EASY, candidates by smallest volume (duration x cores)."""
 
-    backfill = "svf"
+    backfill: BackfillOrder = "svf"
+    relative_cost: ClassVar[float] = 2.0
+    __init__ = _easy_with_runtimes

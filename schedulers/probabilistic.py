@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from schedlab.model import Decision, Job
 from schedlab.schedulers.base import register
-from schedlab.schedulers.diws import DIWS
+from schedlab.schedulers.diws import DIWS, Learner
 
 
 @register("easy-predicted")
@@ -42,8 +42,7 @@ class ProbabilisticBackfilling(EasyPredicted):
                         "before the head's shadow time, in (0, 1) (a point predictor: its point decides)"}
 
     def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
-                 learner: Literal["dt", "rf", "gb", "gb-xgb", "adaboost", "nn", "user-last2", "walltime",
-                                  "quantile-xgb", "aft", "aft-naive", "exact"] = "aft",
+                 learner: Learner = "aft",
                  seed: int = 0, margin_min: float = 0.0,
                  overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
                  allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5, refit_s: float = 0.0,

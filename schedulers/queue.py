@@ -6,6 +6,7 @@ import heapq
 import itertools
 import math
 from bisect import bisect_left, insort
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -75,6 +76,8 @@ class QueueScheduler(Scheduler):
     #: How long before its planned end a running job's estimate is revised (`overrun_end_s` is asked
     #: then, and a CALL_ME_LATER is requested for then): 0 = at its end; corrections use 60 s.
     revision_lead_s: float = 0.0
+    #: a rule's refusal of a job at submission (EASY's machines rule: no walltime), or None
+    _admission: Callable[[Job], Reject | None] | None = None
     TIME_TOLERANCE_S = TIME_TOLERANCE_S  # a call computed as end - lead may come back a few ulps off
 
     option_help = {"queue_order": "the order waiting jobs are considered in: a named policy, a regression-obtained "
@@ -213,6 +216,11 @@ class QueueScheduler(Scheduler):
             self._pending.append(Reject(job.id, f"requests {job.res} resources, platform has "
                                                 f"{self.nb_resources}"))
             return
+        if self._admission is not None:
+            rejection = self._admission(job)
+            if rejection is not None:
+                self._pending.append(rejection)
+                return
         self._seq += 1
         estimate = self.estimate_s(job)
         entry = _new_entry(Entry, (self._policy.score(job, estimate, now), job.submit_time_s, self._seq, job, estimate,

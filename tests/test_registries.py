@@ -127,3 +127,12 @@ def test_model_kinds_are_the_only_list_of_models():
     found = {f"{path.relative_to(REPO)}:{line}": text for path in (REPO / "predictors").rglob("*.py")
              for line, text in _compared_constants(path) if text in set(MODEL_KINDS) - other_meanings}
     assert found == {}
+
+
+def test_the_learners_diws_takes_are_the_registered_models_and_the_oracle():
+    import typing
+
+    from schedlab.predictors.training import ALL_MODELS
+    from schedlab.schedulers.diws import Learner
+
+    assert sorted(typing.get_args(Learner)) == sorted([*ALL_MODELS, "exact"])

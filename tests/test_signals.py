@@ -69,7 +69,7 @@ def test_simulate_writes_what_finished_on_sigterm_and_sighup(big_workload, tmp_p
                                 str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: out.is_dir() and any(p.name.startswith(STAGING_PREFIX) for p in out.iterdir()), process,
              "engine start")
-    time.sleep(0.3)
+    time.sleep(0.8)  # the engine built and running (under load, building 60,000 jobs can take 0.3 s)
     process.send_signal(signum)
     _, err = process.communicate(timeout=30)  # within any sender's grace (docker stop: 10 s)
     assert process.returncode == code

@@ -19,6 +19,7 @@ from schedlab.checker.invariants import invariant_failure, suspicious
 from schedlab.engine import Engine
 from schedlab.engine.batsim_timed import MIN_RUNTIME_S
 from schedlab.errors import InputError, SchedlabError, SimulationError
+from schedlab.host import SchedulerDriver, SchedulerHooks
 from schedlab.model import CallMeLater, JobState, Platform
 from schedlab.workload import Workload, inputs_view, parse_workload
 
@@ -94,21 +95,18 @@ def _rss_mb() -> float:
         return 0.0
 
 
-def _record_decisions(scheduler: Any, idle: list[int]) -> list[list[Any]]:
-    """Wrap the instance's decide to log [now, decisions] of each call; `idle[0]`: calls in a row
-    that started or rejected no job."""
+def _record_decisions(driver: SchedulerDriver, idle: list[int]) -> list[list[Any]]:
+    """Log [now, decisions] of each decide the driver asks for (an observer of it); `idle[0]`: calls
+    in a row that started or rejected no job."""
     from schedlab.model import Execute, Reject
 
     log: list[list[Any]] = []
-    decide = scheduler.decide
 
-    def recorded(now: float) -> list[Any]:
-        decisions = decide(now)
+    def recorded(now: float, decisions: list[Any]) -> None:
         log.append([now, [repr(d) for d in decisions]])
         idle[0] = 0 if any(isinstance(d, (Execute, Reject)) for d in decisions) else idle[0] + 1
-        return decisions
 
-    scheduler.decide = recorded
+    driver.after_decide.append(recorded)
     return log
 
 
@@ -129,7 +127,7 @@ class _Stopped(BaseException):
     """A budget spent under `--timing batsim`, whose engine has no step(): raised from the decide wrapper."""
 
 
-def _timed_engine(workload: Workload, nb_res: int, scheduler: Any, master_message_s: float) -> Any:
+def _timed_engine(workload: Workload, nb_res: int, scheduler: SchedulerHooks, master_message_s: float) -> Any:
     """The Batsim-timed engine on `nb_res` hosts and a master whose messages take `master_message_s`."""
     import tempfile
     from pathlib import Path
@@ -145,16 +143,17 @@ def _timed_engine(workload: Workload, nb_res: int, scheduler: Any, master_messag
         return BatsimTimedEngine(load_platform(path), workload, scheduler, routes=message_routes(path))
 
 
-def _guard_timed(scheduler: Any, idle: list[int], limit_s: float, budgets: Budgets, master_message_s: float) -> None:
-    """Under `--timing batsim`: the budgets checked at each decide, and a wake-up asked less than one
-    message time ahead named (it reaches Batsim after its time: Batsim aborts)."""
-    decide = scheduler.decide
+def _guard_timed(driver: SchedulerDriver, idle: list[int], limit_s: float, budgets: Budgets,
+                 master_message_s: float) -> None:
+    """Under `--timing batsim`: the budgets checked before each decide, and a wake-up asked less than
+    one message time ahead named after it (it reaches Batsim after its time: Batsim aborts)."""
 
-    def guarded(now: float) -> list[Any]:
+    def within_budgets(now: float) -> None:
         stop = _progress_stop(now > limit_s, idle, limit_s, budgets)
         if stop is not None:
             raise _Stopped(stop)
-        decisions = decide(now)
+
+    def calls_in_time(now: float, decisions: list[Any]) -> None:
         for decision in decisions:
             if type(decision) is CallMeLater and decision.at_s - now < master_message_s:
                 raise SimulationError(
@@ -162,9 +161,9 @@ def _guard_timed(scheduler: Any, idle: list[int], limit_s: float, budgets: Budge
                     f"a master whose messages take {master_message_s:g} s it reaches Batsim after its time (Batsim "
                     "aborts: 'You asked to be awaken in the past!'); ask at least a message time ahead "
                     "(schedlab.schedulers.wakeups)")
-        return decisions
 
-    scheduler.decide = guarded
+    driver.before_decide.append(within_budgets)
+    driver.after_decide.append(calls_in_time)
 
 
 def _progress_stop(late: bool, idle: list[int], limit_s: float, budgets: Budgets) -> str | None:
@@ -213,14 +212,16 @@ def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budg
         result.failure, result.kind = f"the scheduler raised {type(exc).__name__}: {exc}", "raised"
         return result
     idle = [0]
-    result.log = _record_decisions(scheduler, idle)
     limit_s = time_budget_s(workload)
     timed = slow_master_s is not None
+    engine: Any
     if slow_master_s is not None:
-        _guard_timed(scheduler, idle, limit_s, budgets, slow_master_s)
         engine = _timed_engine(workload, nb_res, scheduler, slow_master_s)
+        result.log = _record_decisions(engine.driver, idle)
+        _guard_timed(engine.driver, idle, limit_s, budgets, slow_master_s)
     else:
         engine = Engine(Platform.homogeneous(nb_res), workload, scheduler)
+        result.log = _record_decisions(engine.driver, idle)
     if keep_engine is not None:
         keep_engine.append(engine)
     stop = None

@@ -20,7 +20,7 @@ from schedlab.engine.batsim_network import MessageRoutes
 from schedlab.engine.core import Engine
 from schedlab.engine.ledger import JobLedger, JobRecord
 from schedlab.errors import SimulationError
-from schedlab.host import Event, SchedulerDriver
+from schedlab.host import Event, SchedulerDriver, SchedulerHooks
 from schedlab.model import CallMeLater, Decision, Deferred, Execute, Job, JobState, Kill, Platform, Reject, SetMetadata
 from schedlab.protocol.batsim_numbers import job_value_as_sent, reads_as
 from schedlab.workload import Workload
@@ -57,7 +57,7 @@ class BatsimTimedEngine:
 
     timing = "batsim"
 
-    def __init__(self, platform: Platform, workload: Workload, scheduler: Any, *, routes: MessageRoutes,
+    def __init__(self, platform: Platform, workload: Workload, scheduler: SchedulerHooks, *, routes: MessageRoutes,
                  progress: Callable[[int], None] | None = None) -> None:
         Engine.check_workload(workload)
         if len(routes.resources) != platform.nb_resources:

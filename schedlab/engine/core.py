@@ -17,7 +17,7 @@ from typing import Any
 
 from schedlab.engine.ledger import JobLedger, JobRecord
 from schedlab.errors import SimulationError, UnsupportedProfileError
-from schedlab.host import Event, SchedulerDriver
+from schedlab.host import Event, SchedulerDriver, SchedulerHooks
 from schedlab.model import (
     CallMeLater,
     Decision,
@@ -42,7 +42,7 @@ class Engine:
 
     timing = "ideal"  # zero message latency (batsim_timed.BatsimTimedEngine: Batsim's)
 
-    def __init__(self, platform: Platform, workload: Workload, scheduler: Any, *,
+    def __init__(self, platform: Platform, workload: Workload, scheduler: SchedulerHooks, *,
                  progress: Callable[[int], None] | None = None) -> None:
         self.check_workload(workload)
         self.platform = platform

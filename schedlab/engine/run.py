@@ -20,14 +20,17 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schedlab.engine.core import Engine
 from schedlab.errors import InputError, OutputError, SchedlabError
-from schedlab.host import Closable, EngineSurface
+from schedlab.host import Closable, EngineSurface, HostedScheduler, SchedulerHooks
 from schedlab.model import Platform
 from schedlab.outputs import build_summary, write_outputs
 from schedlab.workload import StreamedWorkload, Workload, inputs_view
+
+if TYPE_CHECKING:
+    from schedlab.schedulers.interface import Scheduler
 
 #: where an incomplete run goes when its results directory holds an earlier complete run
 INCOMPLETE_DIR = "incomplete"
@@ -157,8 +160,8 @@ class RunSpec:
     platform: Platform
     workload: Workload
     name: str  # the scheduler as the user named it (summary.json's "scheduler")
-    scheduler: Any = None
-    start_scheduler: Callable[[Path | None], Any] | None = None
+    scheduler: Scheduler | None = None
+    start_scheduler: Callable[[Path | None], HostedScheduler] | None = None
     options: Mapping[str, Any] = field(default_factory=dict)  # as given: errors in a file an option names say it
     timing: str = "ideal"
     out: str | Path | None = None
@@ -169,7 +172,7 @@ class RunSpec:
     #: worker has checked them before jittering the workload)
     check_scheduler_inputs: bool = True
 
-    def describe(self, scheduler: Any, **more: Any) -> dict[str, Any]:
+    def describe(self, scheduler: HostedScheduler, **more: Any) -> dict[str, Any]:
         """The run's description: scheduler, its options, platform and workload."""
         generator = self.workload.extra.get("generator")
         nb_jobs = self.workload.nb_jobs if isinstance(self.workload, StreamedWorkload) else len(self.workload.jobs)
@@ -196,12 +199,15 @@ class RunSpec:
             self.check()
         directory = None if self.out is None else RunDirectory(self.out)
         try:
+            scheduler: HostedScheduler
             if self.start_scheduler is not None:
                 scheduler = self.start_scheduler(None if directory is None else directory.staging)
             else:
+                if self.scheduler is None:
+                    raise ValueError("a RunSpec needs a scheduler or start_scheduler")
                 scheduler = self.scheduler
                 with self._said_by_scheduler("prepare"):
-                    scheduler.prepare()
+                    self.scheduler.prepare()
         except BaseException:
             if directory is not None:
                 directory.discard()
@@ -231,7 +237,7 @@ class PreparedRun:
     """A run ready to go: `execute()` runs it to the end and writes its files."""
 
     spec: RunSpec
-    scheduler: Any
+    scheduler: HostedScheduler
     directory: RunDirectory | None
 
     def execute(self, progress: Callable[[int], None] | None = None) -> RunResult:
@@ -248,7 +254,8 @@ class PreparedRun:
                 self.scheduler.close()
 
 
-def simulate(platform: Platform, workload: Workload, scheduler: Any, out_dir: str | Path | RunDirectory | None, *,
+def simulate(platform: Platform, workload: Workload, scheduler: SchedulerHooks,
+             out_dir: str | Path | RunDirectory | None, *,
              run_info: Mapping[str, Any] | None = None,
              progress: Callable[[int], None] | None = None, timing: str = "ideal",
              amend_summary: Amend | None = None, name: str | None = None) -> RunResult:
@@ -343,7 +350,7 @@ def write_run(engine: EngineSurface, out_dir: str | Path | RunDirectory, *, run_
     return summary, where, tuple(directory.replaced)
 
 
-def _engine(platform: Platform, workload: Workload, scheduler: Any, timing: str,
+def _engine(platform: Platform, workload: Workload, scheduler: SchedulerHooks, timing: str,
             progress: Callable[[int], None] | None) -> Any:
     """The engine for `timing`: "ideal" (zero message latency) or "batsim" (Batsim 4.2.1's)."""
     if timing == "batsim":
@@ -360,12 +367,12 @@ def _engine(platform: Platform, workload: Workload, scheduler: Any, timing: str,
     raise ValueError(f"timing must be 'ideal' or 'batsim', got {timing!r}")
 
 
-def is_ours(scheduler: Any) -> bool:
+def is_ours(scheduler: SchedulerHooks) -> bool:
     """Whether a scheduler's class is schedlab's (its exceptions are our bugs) or a user's."""
     return type(scheduler).__module__.startswith("schedlab.")
 
 
-def failure_text(exception: BaseException, scheduler: Any, name: Any = None) -> str:
+def failure_text(exception: BaseException, scheduler: SchedulerHooks, name: Any = None) -> str:
     """What stopped a run by an unexpected exception: our bug, or a user's scheduler's failure
     (`name`: how the user named it, else its class's)."""
     what = f"{type(exception).__name__}: {exception}"

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO
 
 from schedlab.engine.core import Engine
 from schedlab.engine.ledger import JobRecord
-from schedlab.host import Event
+from schedlab.host import Event, SchedulerHooks
 from schedlab.metrics import OutcomeColumns
 from schedlab.model import Job, Platform, Profile
 from schedlab.workload import StreamedWorkload
@@ -59,7 +59,7 @@ class RowWriter:
 class StreamEngine(Engine):
     """`Engine` on a StreamedWorkload; `rows` receives every row as it is decided."""
 
-    def __init__(self, platform: Platform, workload: StreamedWorkload, scheduler: Any, *, rows: IO[str],
+    def __init__(self, platform: Platform, workload: StreamedWorkload, scheduler: SchedulerHooks, *, rows: IO[str],
                  progress: Callable[[int], None] | None = None) -> None:
         live = dataclasses.replace(workload, profiles={})  # the profiles of the jobs read and not ended
         if hasattr(scheduler, "keeps_records"):

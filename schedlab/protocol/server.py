@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schedlab.errors import InputError, ProtocolError, SchedlabError, SimulationError
-from schedlab.host import Event, SchedulerDriver
+from schedlab.host import Event, SchedulerDriver, SchedulerHooks
 from schedlab.model import CallMeLater, Platform
 from schedlab.protocol.messages import (
     JobCompleted,
@@ -43,7 +43,7 @@ class DecisionServer:
     """Feeds parsed Batsim events to a scheduler (host.SchedulerDriver: its failures said with the
     event), returns `decide(now)` as the reply."""
 
-    def __init__(self, scheduler: Any, *, platform: Platform | None = None) -> None:
+    def __init__(self, scheduler: SchedulerHooks, *, platform: Platform | None = None) -> None:
         """`platform`: the platform file's compute resources and message time (`serve --platform`),
         checked against what Batsim sends and given to the scheduler in its stead."""
         self.scheduler = scheduler
@@ -112,7 +112,7 @@ def check_endpoint(endpoint: str, *, bind: bool = True) -> str:
     return endpoint
 
 
-def serve(scheduler: Any, endpoint: str, *, timeout_s: float | None = None, record_path: str | None = None,
+def serve(scheduler: SchedulerHooks, endpoint: str, *, timeout_s: float | None = None, record_path: str | None = None,
           ready: Callable[[str], None] | None = None, platform: Platform | None = None) -> DecisionServer:
     """Bind `endpoint` (REP) and answer Batsim until SIMULATION_ENDS; `ready(endpoint)` once bound.
     `platform`: the platform file batsim runs, when known (DecisionServer)."""

@@ -25,6 +25,7 @@ from typing import Any
 from schedlab import __version__
 from schedlab.errors import OutputError
 from schedlab.experiments.campaigns.plan import Run, option_values
+from schedlab.host import SchedulerHooks
 
 
 @lru_cache(maxsize=8)
@@ -196,7 +197,7 @@ def after_warmup(run_dir: Path, summary: dict[str, Any], share: float, jobs: int
             "warmup": {"share": share, **({"jobs": jobs} if jobs else {}), "nb_jobs_left_out": skipped}}
 
 
-def prediction_metrics(scheduler: Any, workload: Any, run_dir: Path, warmup_share: float = 0.0,
+def prediction_metrics(scheduler: SchedulerHooks, workload: Any, run_dir: Path, warmup_share: float = 0.0,
                        warmup_jobs: int = 0) -> dict[str, Any] | None:
     """The `pred_*` columns of a run whose scheduler planned with predictions (`predictions_s`):
     its planning estimates against the run times the jobs ran (jobs.csv), and the calibration of
