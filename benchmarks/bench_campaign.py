@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 from schedlab.engine import Engine
-from schedlab.engine.run import simulate
 from schedlab.experiments.campaigns.campaign import load_campaign
 from schedlab.experiments.campaigns.plan import expand
 from schedlab.experiments.campaigns.runner import run_campaign
 from schedlab.platform import load_platform
+from schedlab.runs import simulate
 from schedlab.schedulers.base import create_scheduler
 from schedlab.workload import load_workload
 

@@ -69,7 +69,7 @@ class Result:
         """jobs.csv, schedule.csv and summary.json into `out_dir` (made if needed); returns where
         they went: `out_dir`, or its incomplete/ when this run is incomplete and `out_dir` holds
         an earlier complete run (never replaced by an incomplete one)."""
-        from schedlab.engine.run import write_run
+        from schedlab.runs import write_run
 
         info: dict[str, Any] = {key: self.summary[key] for key in ("scheduler", "options", "platform", "workload",
                                                    "scheduler_report") if key in self.summary}
@@ -124,7 +124,7 @@ def simulate(platform: str | Path | Platform | int, workload: str | Path | Workl
     a Scheduler subclass or an instance; options: the scheduler's options (values or strings as
     on the command line); timing: "ideal" or "batsim" (needs a platform file); out: also write
     Batsim's files there."""
-    from schedlab.engine.run import RunSpec
+    from schedlab.runs import RunSpec
     from schedlab.workload import require_batsim_fields
 
     the_platform = _platform(platform)

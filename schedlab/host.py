@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from enum import IntEnum
 from typing import Any, Protocol, runtime_checkable
 
+from schedlab import abilities
 from schedlab.errors import SchedlabError, SchedulerFailure
 from schedlab.model import Decision, Job, JobState, Platform
 
@@ -101,8 +102,7 @@ def _hooks(scheduler: SchedulerHooks) -> dict[Event, Callable[[Any, float], None
     duck-typed scheduler lacks fails when its event comes, as calling it would)."""
 
     def hook(name: str) -> Callable[..., None]:
-        method = getattr(scheduler, name, None)
-        return method if method is not None else lambda *args: getattr(scheduler, name)(*args)
+        return abilities.hook(scheduler, name)
 
     completed, killed = hook("on_job_completed"), hook("on_jobs_killed")
     call, no_more, ends = hook("on_requested_call"), hook("on_no_more_jobs"), hook("on_simulation_ends")
@@ -129,7 +129,7 @@ class SchedulerDriver:
         self.scheduling_time_s = 0.0
         self.hooks = _hooks(scheduler)
         self.decides_timed = isinstance(scheduler, DecidesTimed)
-        self.wants_event_timestamps = bool(getattr(scheduler, "wants_event_timestamps", False))
+        self.wants_event_timestamps = abilities.wants_event_timestamps(scheduler)
         self._prepared = False
         #: a host's observers of each decision, not the scheduler's code (the checker's budgets and
         #: recording): called with `now` before `decide`, and with `now` and the decisions after it
@@ -202,7 +202,7 @@ class SchedulerDriver:
             self.scheduling_time_s += time.perf_counter() - t0
 
     def _failure(self, where: str, now: float, exc: Exception) -> SchedulerFailure:
-        failure = SchedulerFailure(f"scheduler {getattr(self.scheduler, 'name', '?')!r} failed {where} at t={now}: "
+        failure = SchedulerFailure(f"scheduler {abilities.scheduler_name(self.scheduler)!r} failed {where} at t={now}: "
                                    f"{type(exc).__name__}: {exc}")
         failure.scheduler_module = type(self.scheduler).__module__
         return failure

@@ -15,6 +15,7 @@ from typing import Any
 
 from procset import ProcSet
 
+from schedlab import abilities
 from schedlab.engine import JobRecord
 from schedlab.host import EngineSurface
 from schedlab.metrics import Outcome, OutcomeColumns, compute_metrics
@@ -136,7 +137,7 @@ def _finite(value: Any) -> Any:
 
 def run_columns(engine: EngineSurface) -> OutcomeColumns:
     """The columns of the rows a run wrote: a streamed run keeps them (its rows were forgotten)."""
-    columns = getattr(engine, "columns", None)
+    columns = abilities.streamed_columns(engine)
     if columns is None:
         columns = OutcomeColumns.of(outcomes(engine.records[job_id] for job_id in engine.finished))
     return columns
@@ -150,12 +151,12 @@ def build_summary(engine: EngineSurface, *, run_info: Mapping[str, Any], simulat
 
     if columns is None:
         columns = run_columns(engine)
-    streamed = getattr(engine, "columns", None) is not None
+    streamed = abilities.streamed_columns(engine) is not None
     nb_jobs = max(engine.workload.nb_jobs, engine.nb_jobs_read) if streamed else len(engine.records)  # type: ignore[attr-defined]
     return _finite({
         "schedlab_version": __version__,
         "engine": "embedded",
-        "message_timing": getattr(engine, "timing", "ideal"),
+        "message_timing": abilities.message_timing(engine),
         "complete": error is None and engine.complete,
         "error": error,
         **run_info,
@@ -165,7 +166,7 @@ def build_summary(engine: EngineSurface, *, run_info: Mapping[str, Any], simulat
         "simulated_time_s": engine.now,
         "metrics": compute_metrics(columns, engine.platform.nb_resources),
         "timing": {"scheduling_time_s": engine.scheduling_time_s, "simulation_time_s": simulation_time_s,
-                   "training_time_s": getattr(engine.scheduler, "training_time_s", 0.0),  # within scheduling
+                   "training_time_s": abilities.training_time_s(engine.scheduler),  # within scheduling
                    "nb_steps": engine.nb_steps, "nb_decisions": engine.nb_decisions},
     })
 
@@ -179,7 +180,7 @@ def write_outputs(engine: EngineSurface, out_dir: str | Path, *, run_info: Mappi
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if getattr(engine, "columns", None) is None:  # a streamed run wrote its rows there as its jobs ended
+    if abilities.streamed_columns(engine) is None:  # a streamed run wrote its rows there as its jobs ended
         with writing(out / "jobs.csv"), (out / "jobs.csv").open("w", encoding="utf-8", newline="") as handle:
             handle.write(",".join(JOBS_COLUMNS) + "\n")
             for job_id in engine.finished:

@@ -148,8 +148,8 @@ def test_roles_are_read_as_batsim_does(tmp_path):
 
 
 def test_the_python_api_needs_a_platform_file():
-    from schedlab.engine.run import simulate
     from schedlab.model import Platform
+    from schedlab.runs import simulate
 
     with pytest.raises(ValueError, match="platform file"):
         simulate(Platform.homogeneous(2), make_workload([("a", 0, 1, 5, None)]), create_scheduler("fcfs"), None,

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from schedlab.engine.batsim_network import message_routes
-from schedlab.engine.run import simulate
 from schedlab.errors import InputError
 from schedlab.platform import load_platform
+from schedlab.runs import simulate
 from schedlab.schedulers.base import create_scheduler
 from schedlab.workload import load_workload
 from tests.batsim_timing_cases import NOT_LOADED, PLATFORMS, RECORDS, SCHEDULERS, load_record, sha256, workloads

@@ -61,3 +61,20 @@ def test_the_reservation_rule_is_composed_not_a_class_made_at_creation():
     assert type(easy) is EasyBackfilling and isinstance(easy._machines, MachineReservation)
     assert create_scheduler("easy")._machines is None
     assert "__new__" not in vars(EasyBackfilling)
+
+
+def test_no_scheduler_or_engine_is_probed_outside_the_abilities_registry():
+    """`getattr`/`hasattr` on an object named like a scheduler or an engine appears only in
+    schedlab/abilities.py: an optional ability is declared there, once."""
+    found = []
+    for folder in ("schedlab", "schedulers"):
+        for path in (REPO / folder).rglob("*.py"):
+            if path == REPO / "schedlab" / "abilities.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                        and node.func.id in ("getattr", "hasattr") and node.args):
+                    target = ast.unparse(node.args[0])
+                    if "scheduler" in target or "engine" in target:
+                        found.append(f"{path.relative_to(REPO)}:{node.lineno}: {ast.unparse(node)}")
+    assert found == []

@@ -16,13 +16,15 @@ ROOTS = {"schedlab": "schedlab", "schedlab.schedulers": "schedulers", "schedlab.
 #: lowest first; a module is on the floor of the longest prefix that names it
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("schedlab", "schedlab.errors", "schedlab.model", "schedlab.paths", "schedlab.resources",
-              "schedlab.memory", "schedlab.parsing", "schedlab.host", "schedlab.interrupts")),
+              "schedlab.memory", "schedlab.parsing", "schedlab.host", "schedlab.interrupts",
+              "schedlab.abilities")),
     ("formats", ("schedlab.protocol", "schedlab.workload", "schedlab.workload_columns", "schedlab.platform",
                  "schedlab.platforms")),
     ("data", ("schedlab.workloads", "schedlab.predictors", "schedlab.metrics")),
     ("schedulers", ("schedlab.schedulers",)),
     ("engine", ("schedlab.engine", "schedlab.outputs")),
-    ("tools", ("schedlab.checker", "schedlab.api", "schedlab.experiments", "schedlab.pybatsim_entry", "schedlab.rl")),
+    ("tools", ("schedlab.runs", "schedlab.checker", "schedlab.api", "schedlab.experiments", "schedlab.pybatsim_entry",
+               "schedlab.rl")),
     ("command", ("schedlab.cli", "schedlab.__main__")),
 ]
 

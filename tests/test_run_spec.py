@@ -1,4 +1,4 @@
-"""One way to start a run (engine.run.RunSpec): the command line, the API and a campaign's worker
+"""One way to start a run (runs.RunSpec): the command line, the API and a campaign's worker
 give one run the same description and results; campaigns offer Batsim's message timing."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pandas as pd
 
 from schedlab.api import simulate
 from schedlab.cli import main
-from schedlab.engine.run import RunSpec
 from schedlab.model import Platform
 from schedlab.platforms.generate import cluster_xml
+from schedlab.runs import RunSpec
 from tests.helpers.cli import one_line_error
 from tests.helpers.data import make_workload
 

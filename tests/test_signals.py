@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from schedlab.engine.run import STAGING_PREFIX
+from schedlab.runs import STAGING_PREFIX
 from tests.helpers.cli import campaign_file
 
 SCHEDLAB = [sys.executable, "-m", "schedlab"]

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from schedlab import abilities
 from schedlab.cli.common import (
     EXIT_FAILURE,
     add_scheduler_args,
@@ -28,8 +29,8 @@ from schedlab.errors import InputError
 
 def _simulate_files(args: argparse.Namespace):
     """What `simulate` reads and writes (the rule of schedlab.paths.refuse_overwriting_inputs)."""
-    from schedlab.engine.run import INCOMPLETE_DIR
     from schedlab.paths import RUN_FILES, FileUse
+    from schedlab.runs import INCOMPLETE_DIR
 
     use = FileUse().read("the workload (-w)", args.workload).read("the platform (-p)", args.platform)
     scheduler_files(use, args.scheduler, args.option)
@@ -73,9 +74,9 @@ def _check_memory(args: argparse.Namespace) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from schedlab.engine.run import RunSpec, is_ours
     from schedlab.metrics import format_table
     from schedlab.paths import check_output_file, new_directories, remove_if_empty
+    from schedlab.runs import RunSpec, is_ours
     from schedlab.workload import load_workload, require_batsim_fields
 
     if re.match(r"^\w+=", args.out):
@@ -207,9 +208,7 @@ def _run_notes(result: Any) -> list[str]:
     if reasons:
         told = "; ".join(f"{count} {reason}" for reason, count in reasons.most_common(3))
         notes.append(f"{sum(reasons.values())} of {len(records)} jobs were rejected by the scheduler ({told})")
-    teller = getattr(result.engine.scheduler, "run_notes", None)
-    if teller is not None:
-        notes += teller()
+    notes += abilities.run_notes(result.engine.scheduler)
     return notes
 
 

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import IO
 
+from schedlab import abilities
 from schedlab.engine.core import Engine
 from schedlab.engine.ledger import JobRecord
 from schedlab.host import Event, SchedulerHooks
@@ -62,8 +63,7 @@ class StreamEngine(Engine):
     def __init__(self, platform: Platform, workload: StreamedWorkload, scheduler: SchedulerHooks, *, rows: IO[str],
                  progress: Callable[[int], None] | None = None) -> None:
         live = dataclasses.replace(workload, profiles={})  # the profiles of the jobs read and not ended
-        if hasattr(scheduler, "keeps_records"):
-            scheduler.keeps_records = False  # a job's report-only entries go once it ended
+        abilities.forgets_ended_jobs(scheduler)  # a job's report-only entries go once it ended
         super().__init__(platform, live, scheduler, progress=progress)
         self._profiles: dict[str, Profile] = live.profiles  # type: ignore[assignment]
         self._uses: dict[str, int] = {}  # jobs read and not ended, per profile

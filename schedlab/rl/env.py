@@ -90,7 +90,7 @@ class SchedulingEnv(gymnasium.Env):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """A new episode: the workload drawn from the seed (`options={"workload": W}` gives one)."""
-        from schedlab.engine.run import _engine
+        from schedlab.engine import make_engine
 
         super().reset(seed=seed)
         self.close()
@@ -99,7 +99,7 @@ class SchedulingEnv(gymnasium.Env):
             int(self.np_random.integers(2**31 - 1)))
         self.scheduler = AgentScheduler(**self.scheduler_options)
         self.scheduler.check_inputs(inputs_view(self.workload))  # e.g. a model trained on this workload's jobs
-        self.engine = _engine(self.platform, self.workload, self.scheduler, self.timing, None)
+        self.engine = make_engine(self.platform, self.workload, self.scheduler, self.timing)
         self._run = self.engine.pausing_run()
         self._first_submit_s = min((job.submit_time_s for job in self.workload.jobs), default=0.0)
         self._seen = 0  # rows of engine.finished already counted
@@ -176,7 +176,7 @@ class SchedulingEnv(gymnasium.Env):
     def write(self, out_dir: str | Path) -> Path:
         """The episode's jobs.csv, schedule.csv and summary.json, as `schedlab simulate` writes them
         (an episode not ended yet: what finished, marked incomplete); returns where they went."""
-        from schedlab.engine.run import write_run
+        from schedlab.runs import write_run
 
         info = {"scheduler": "policy", "options": self.scheduler.options(), "workload": self.workload.source,
                 "environment": ENV_NAME}

@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from schedlab import __version__
+from schedlab import __version__, abilities
 from schedlab.errors import OutputError
 from schedlab.experiments.campaigns.plan import Run, option_values
 from schedlab.host import SchedulerHooks
@@ -64,7 +64,7 @@ def run_info(run: Run) -> dict[str, Any]:
 def execute_run(run: Run, runs_dir: str) -> dict[str, Any]:
     """Run one simulation (in a worker); returns its results row. A failed run is recorded, not
     raised; Ctrl-C is raised (what it interrupted leaves nothing behind)."""
-    from schedlab.engine.run import RunSpec
+    from schedlab.runs import RunSpec
 
     final = Path(runs_dir) / run.id
     temporary = Path(runs_dir) / f".{run.id}.{os.getpid()}.part"
@@ -86,10 +86,9 @@ def execute_run(run: Run, runs_dir: str) -> dict[str, Any]:
         platform = _platform(run.platform_path, run.platform_sha256)
         workload = _workload(run.workload_path, run.workload_sha256)
         scheduler = checked_scheduler(run, workload)  # before the jitter: an oracle holds the workload as written
-        if hasattr(scheduler, "recorded_levels"):  # a distribution's quantiles, for its calibration
-            from schedlab.predictors.training import REPORTED_LEVELS
+        from schedlab.predictors.training import REPORTED_LEVELS
 
-            scheduler.recorded_levels = REPORTED_LEVELS
+        abilities.records_quantiles(scheduler, REPORTED_LEVELS)  # a distribution's, for its calibration
         if run.repetition is not None:
             assert run.jitter_s is not None  # a jittered copy has its jitter (plan.expand)
             workload = jittered(workload, run.jitter_s, run.seed, run.repetition)
@@ -211,7 +210,7 @@ def prediction_metrics(scheduler: SchedulerHooks, workload: Any, run_dir: Path, 
     from schedlab.metrics import read_jobs_csv
     from schedlab.predictors.evaluate import planning_metrics
 
-    planned = getattr(scheduler, "predictions_s", None)
+    planned = abilities.predictions_s(scheduler)
     if not planned:
         return None
     ran = {o.job_id.rpartition("!")[2]: o.finish_s - o.start_s for o in read_jobs_csv(run_dir / "jobs.csv")
@@ -221,8 +220,7 @@ def prediction_metrics(scheduler: SchedulerHooks, workload: Any, run_dir: Path, 
     # a plan without an estimate (no walltime and no prediction: inf) says nothing of its accuracy
     jobs = [job for job in jobs[skipped:]
             if job.id.rpartition("!")[2] in ran and job.id in planned and math.isfinite(planned[job.id])]
-    recorded = getattr(scheduler, "recorded_quantiles_s", {})
-    levels = getattr(scheduler, "recorded_levels", ())
+    levels, recorded = abilities.recorded_quantiles(scheduler)
     # a job predicted before a distribution was fitted (walltimes until the first refit) has none: NaN
     quantiles = (np.array([recorded.get(job.id, [math.nan] * len(levels)) for job in jobs], dtype=float)
                  if jobs and levels and recorded else None)
@@ -264,7 +262,7 @@ def expected_cost(run: Run) -> float:
     except OSError:
         size = 1
     try:
-        weight = float(getattr(scheduler_class(run.scheduler_name), "relative_cost", 1.0))
+        weight = float(scheduler_class(run.scheduler_name).relative_cost)
     except Exception:  # a scheduler that cannot be looked up here fails in its own run, said there
         weight = 1.0
     return size * weight

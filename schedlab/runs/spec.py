@@ -1,133 +1,33 @@
 """One simulation on the embedded engine, with outputs written even when it fails part-way.
 
 One way to start a run, whoever starts it (`schedlab simulate`, `schedlab.simulate`, a campaign's
-worker): a `RunSpec` (what to run), `prepare()` (inputs checked, the results directory made, the
-scheduler's models loaded or trained: all before any output), then `execute()`.
-
-A results directory is written as a whole: the run's files go to a staging directory inside it and
-are moved in when the run ends. A complete run replaces an earlier run's files; an incomplete one
-never replaces an earlier complete run: it goes to DIR/incomplete/ beside it.
+worker, the checker, the RL environment's episodes): a `RunSpec` (what to run), `prepare()`
+(inputs checked, the results directory made (directory.py), the scheduler's models loaded or
+trained: all before any output), then `execute()`.
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from schedlab import abilities
+from schedlab.engine import make_engine
 from schedlab.engine.core import Engine
 from schedlab.errors import InputError, OutputError, SchedlabError
 from schedlab.host import Closable, EngineSurface, HostedScheduler, SchedulerHooks
 from schedlab.model import Platform
 from schedlab.outputs import build_summary, write_outputs
+from schedlab.runs.directory import RunDirectory
 from schedlab.workload import StreamedWorkload, Workload, inputs_view
 
 if TYPE_CHECKING:
     from schedlab.schedulers.interface import Scheduler
-
-#: where an incomplete run goes when its results directory holds an earlier complete run
-INCOMPLETE_DIR = "incomplete"
-#: the hidden directory a run is staged in, inside its results directory (then the process id)
-STAGING_PREFIX = ".schedlab-run-"
-
-
-def _said_complete(directory: Path) -> bool | None:
-    """What the summary.json in `directory` says of `complete`; None without a readable one."""
-    try:
-        return json.loads((directory / "summary.json").read_text(encoding="utf-8")).get("complete")
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def _holds_an_incomplete_run(directory: Path) -> bool:
-    """Only run files, and a summary saying `"complete": false`: what `publish` may replace."""
-    from schedlab.paths import RUN_FILES
-
-    if not directory.is_dir() or any(entry.name not in RUN_FILES for entry in directory.iterdir()):
-        return False
-    return _said_complete(directory) is False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-class RunDirectory:
-    """A results directory written as a whole. `staging` (inside it, hidden) receives the run's
-    files; `publish` moves them in. Checked when made: none of the run's files may be a directory
-    (a directory named jobs.csv would stop the move half-way)."""
-
-    def __init__(self, out_dir: str | Path) -> None:
-        from schedlab.paths import RUN_FILES, check_output_dir
-
-        self.out = check_output_dir(out_dir)
-        for name in RUN_FILES:
-            if (self.out / name).exists() and not (self.out / name).is_file():
-                raise InputError(f"{name} there is not a file: a run writes {name} (move it away)", path=str(self.out))
-        incomplete = self.out / INCOMPLETE_DIR
-        if incomplete.exists() and not _holds_an_incomplete_run(incomplete):
-            raise InputError(f"{INCOMPLETE_DIR} there is not an incomplete run of schedlab's (it is replaced when a "
-                             "run ends; move it away)", path=str(self.out))
-        for stale in self.out.glob(f"{STAGING_PREFIX}*"):  # staged by a run that was killed (SIGKILL)
-            pid = stale.name[len(STAGING_PREFIX):].partition("-")[0]
-            if pid.isdigit() and not _alive(int(pid)):
-                shutil.rmtree(stale, ignore_errors=True)
-        self.staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=self.out))
-        self.replaced: list[str] = []
-
-    def holds_complete_run(self) -> bool:
-        """Whether the directory holds an earlier run's results that are not marked incomplete."""
-        if (self.out / "summary.json").is_file():
-            return _said_complete(self.out) is not False  # unreadable: not ours to judge, kept
-        return (self.out / "jobs.csv").is_file()  # e.g. real Batsim's files: kept as a complete result
-
-    def publish(self, complete: bool) -> Path:
-        """Move the staged files in: into the directory when `complete` or when it holds no complete
-        run (an earlier run's other files removed: a directory never mixes two runs), else into
-        DIR/incomplete/ (replacing an earlier incomplete one). Returns where they went."""
-        from schedlab.paths import RUN_FILES, give_usual_mode
-
-        if not complete and self.holds_complete_run():
-            target = self.out / INCOMPLETE_DIR
-            shutil.rmtree(target, ignore_errors=True)  # an earlier incomplete run (checked when made)
-            give_usual_mode(self.staging, directory=True)
-            os.replace(self.staging, target)
-            return target
-        for name in RUN_FILES:
-            staged, final = self.staging / name, self.out / name
-            if final.is_file():
-                self.replaced.append(name)
-            if staged.is_file():
-                os.replace(staged, final)
-            elif final.is_file():
-                final.unlink()
-        shutil.rmtree(self.out / INCOMPLETE_DIR, ignore_errors=True)  # an older attempt's
-        self.discard()
-        return self.out
-
-    def discard(self) -> None:
-        shutil.rmtree(self.staging, ignore_errors=True)
-
-    def unwritten(self, failure: OutputError) -> OutputError:
-        """A failure to write a staged file, said of the results directory's file (the staging is
-        discarded: nothing partial stays), and what it keeps."""
-        message = str(failure).replace(f"{self.staging}{os.sep}", f"{self.out}{os.sep}")
-        kept = "the earlier complete run there is kept" if self.holds_complete_run() else "nothing was written"
-        return OutputError(f"{message} ({kept})")
-
 
 @dataclass
 class RunResult:
@@ -280,7 +180,7 @@ def simulate(platform: Platform, workload: Workload, scheduler: SchedulerHooks,
             rows.write(",".join(JOBS_COLUMNS) + "\n")
             engine: Any = StreamEngine(platform, workload, scheduler, rows=rows, progress=progress)
         else:
-            engine = _engine(platform, workload, scheduler, timing, progress)
+            engine = make_engine(platform, workload, scheduler, timing, progress)
     except BaseException:
         if rows is not None:
             rows.close()
@@ -315,7 +215,7 @@ def simulate(platform: Platform, workload: Workload, scheduler: SchedulerHooks,
     elif exception is not None:
         error = failure_text(exception, scheduler, name or (run_info or {}).get("scheduler"))
     info = dict(run_info or {})
-    report = getattr(scheduler, "run_report", None)
+    report = abilities.run_report(scheduler)
     if report is not None:
         try:
             figures = report()
@@ -348,23 +248,6 @@ def write_run(engine: EngineSurface, out_dir: str | Path | RunDirectory, *, run_
     finally:
         directory.discard()
     return summary, where, tuple(directory.replaced)
-
-
-def _engine(platform: Platform, workload: Workload, scheduler: SchedulerHooks, timing: str,
-            progress: Callable[[int], None] | None) -> Any:
-    """The engine for `timing`: "ideal" (zero message latency) or "batsim" (Batsim 4.2.1's)."""
-    if timing == "batsim":
-        from schedlab.engine.batsim_network import message_routes
-        from schedlab.engine.batsim_timed import BatsimTimedEngine
-
-        if not platform.source or not Path(platform.source).is_file():
-            raise ValueError(f"timing='batsim' derives message times from the platform file: platform "
-                             f"{platform.source!r} was not read from one (load_platform(path) gives one that was)")
-        return BatsimTimedEngine(platform, workload, scheduler, routes=message_routes(platform.source),
-                                 progress=progress)
-    if timing == "ideal":
-        return Engine(platform, workload, scheduler, progress=progress)
-    raise ValueError(f"timing must be 'ideal' or 'batsim', got {timing!r}")
 
 
 def is_ours(scheduler: SchedulerHooks) -> bool:
