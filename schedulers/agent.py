@@ -146,6 +146,7 @@ class AgentScheduler(EasyBackfilling):
         self._table.started(job.id)
 
     def job_finished(self, running: Running, state: JobState, now: float) -> None:
+        super().job_finished(running, state, now)
         self._table.ended(running.job.id, now - running.start_s)
 
     def _record_fresh(self) -> None:

@@ -9,7 +9,8 @@ walltime] (the study is silent; documented). The kill time stays the workload wa
 was killed early). A job still running past its prediction is replanned to its walltime end
 (`overrun=walltime`, the estimate API of QueueScheduler) or corrected (`overrun=simple|power|
 tsafrir`, predictors/corrections.py, firing 60 s before the limit); ties in the queue go by submit
-time then submission order. The shared machinery is schedulers/predicted.py.
+time then submission order. The shared machinery is composed: `TrainedEstimate` here (a
+PredictedEstimate, schedulers/predicted.py) and a correction (schedulers/strategies.py).
 
 Shortest-predicted-first starves long jobs (a generated workload's max wait: 9.1e6 s under DIWS
 against 5.0e5 s under EASY). `aging_s=SECONDS` (opt-in, default 0: the study's order) sends a job
@@ -32,14 +33,21 @@ leak.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import math
+import typing
 from bisect import bisect_left
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
 
-from schedlab.model import Decision, Job, JobState
+from schedlab.model import Job, JobState
 from schedlab.schedulers.base import register
-from schedlab.schedulers.predicted import PredictedEasy
-from schedlab.schedulers.queue import Running
+from schedlab.schedulers.easy import EasyBackfilling
+from schedlab.schedulers.predicted import PredictedEstimate
+from schedlab.schedulers.queue import QueueScheduler, Running
+from schedlab.schedulers.strategies import estimate_kind, make_correction
 
 #: what `learner=` names: every runtime model (predictors/models.py; tests/test_registries.py checks
 #: they agree) and `exact`, the oracle's run times
@@ -47,79 +55,135 @@ Learner = Literal["dt", "rf", "gb", "gb-xgb", "adaboost", "nn", "user-last2", "w
                   "aft-naive", "exact"]
 
 
-@register("diws")
-class DIWS(PredictedEasy):
-    """DIWS: EASY backfilling with the queue in predicted-run-time order and predictions in the plan."""
+@dataclasses.dataclass(frozen=True)
+class TrainedOptions:
+    """The options of every scheduler planning with a trained learner (diws, easy-predicted,
+    easy-prob): the bundle and its defaults, once."""
 
-    option_choices = {"model": "PATH.skops", "history": "WORKLOAD.json", "aging_s": "SECONDS >= 0",
-                      "refit_s": "SECONDS >= 0", "refit_jobs": "N >= 0", "train_last": "0 | JOBS >= 2",
-                      "oracle": "WORKLOAD.json | @workload (campaigns)"}
-    option_help = {
-        "model": "a runtime predictor saved by `schedlab predictor train`, used as it is",
-        "history": "jobs completed before the simulated window (a Batsim workload); the predictor is trained on "
-                   "them before the simulation, and cached by content in $SCHEDLAB_CACHE",
-        "features": "the features the predictor is trained on with history= (diws-aug adds the study's "
-                    "augmented ones)",
-        "learner": "the model trained on history=; user-last2 and walltime need no history; exact (the clairvoyant "
-                   "reference) reads the run times of oracle=",
-        "oracle": "the workload whose run times learner=exact plans with (campaigns: @workload)",
-        "seed": "the training's random seed (history=)",
-        "margin_min": "minutes added to every prediction (the study's +60 min was an analysis, not its scheduler)",
-        "overrun": "a job running past its prediction: replanned to its walltime, or corrected (simple +1 h, "
-                   "power, tsafrir)",
-        "allow_overlap": "accept a history or model trained on simulated jobs or on jobs ending after the first "
-                         "simulated submission (refused otherwise: it looks ahead); for an oracle arm",
-        "aging_s": "a job that has waited this long goes before younger ones, FCFS among them (0: off, the "
-                   "study's order)",
-        "quantile": "with a distribution learner (quantile-xgb, aft, aft-naive) or model: the level of each job's "
-                    "run-time distribution the plan uses (0.5: the median; a point predictor's every level is its "
-                    "point)",
-        "refit_s": "retrain learner= every this many simulated seconds on history= (if any) and the jobs "
-                   "completed before the refit time (0: trained once, before the simulation; walltimes until "
-                   "the first fit without history=)",
-        "refit_jobs": "retrain learner= after every this many completions, on history= (if any) and every job "
-                      "completed so far (0: off)",
-        "train_last": "each refit learns from the last N completed jobs only, with history= (if any) (0: every "
-                      "one): what the scheduler holds is then bounded by N, not by the trace"}
-    option_acts_only = {
-        **{key: (("model",), lambda o: not o["model"], "without model= (the saved model is used as it is)")
-           for key in ("learner", "features", "seed")},
-        "allow_overlap": (("history", "model"), lambda o: bool(o["history"] or o["model"]), "with history= or model="),
-        "oracle": (("learner",), lambda o: o["learner"] == "exact", "with learner=exact"),
-        **{key: (("model", "learner"), lambda o: not o["model"] and o["learner"] not in ("user-last2", "walltime",
-                                                                                         "exact"),
-                 "with a learner= that is trained (not a model= nor a baseline)") for key in ("refit_s", "refit_jobs")},
-        "train_last": (("refit_s", "refit_jobs"), lambda o: bool(o["refit_s"] or o["refit_jobs"]),
-                       "with refit_s= or refit_jobs="),
-    }
+    model: str = ""
+    history: str = ""
+    features: Literal["diws", "diws-aug"] = "diws"
+    learner: Learner = "dt"
+    seed: int = 0
+    margin_min: float = 0.0
+    overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime"
+    allow_overlap: bool = False
+    aging_s: float = 0.0
+    quantile: float = 0.5
+    refit_s: float = 0.0
+    refit_jobs: int = 0
+    oracle: str = ""
+    train_last: int = 0
 
-    #: the queue's order (extension point: easy-predicted keeps EASY's FCFS queue)
-    base_queue_order = "spt"
 
-    def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
-                 learner: Learner = "dt",
-                 seed: int = 0, margin_min: float = 0.0,
-                 overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
-                 allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5, refit_s: float = 0.0,
-                 refit_jobs: int = 0, oracle: str = "", train_last: int = 0) -> None:
-        from schedlab.schedulers.policies import aged, get_policy
+def with_trained_options(**defaults: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Decorates an `__init__(self, *, ..., **trained)`: its signature, which options, listings and
+    the command line read, shows TrainedOptions' fields (typed, with their defaults, or these
+    `defaults`) after its own, in place of `**trained`."""
 
-        if aging_s < 0:
-            raise ValueError(f"aging_s must be >= 0 seconds (0: no aging), got {aging_s}")
+    def wrap(init: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(init)
+        hints = typing.get_type_hints(TrainedOptions, globalns=globals())
+        own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        bundle = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(f.name, f.default),
+                                    annotation=hints[f.name]) for f in dataclasses.fields(TrainedOptions)]
+
+        @functools.wraps(init)
+        def with_defaults(self: Any, **options: Any) -> None:
+            init(self, **{**defaults, **options})  # this class's defaults where the bundle's differ
+
+        with_defaults.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[own[0], *bundle, *own[1:]])
+        with_defaults.__annotations__ = {**init.__annotations__, **{p.name: p.annotation for p in bundle}}
+        return with_defaults
+
+    return wrap
+
+
+OPTION_CHOICES = {"model": "PATH.skops", "history": "WORKLOAD.json", "aging_s": "SECONDS >= 0",
+                  "refit_s": "SECONDS >= 0", "refit_jobs": "N >= 0", "train_last": "0 | JOBS >= 2",
+                  "oracle": "WORKLOAD.json | @workload (campaigns)"}
+OPTION_HELP = {
+    "model": "a runtime predictor saved by `schedlab predictor train`, used as it is",
+    "history": "jobs completed before the simulated window (a Batsim workload); the predictor is trained on "
+               "them before the simulation, and cached by content in $SCHEDLAB_CACHE",
+    "features": "the features the predictor is trained on with history= (diws-aug adds the study's "
+                "augmented ones)",
+    "learner": "the model trained on history=; user-last2 and walltime need no history; exact (the clairvoyant "
+               "reference) reads the run times of oracle=",
+    "oracle": "the workload whose run times learner=exact plans with (campaigns: @workload)",
+    "seed": "the training's random seed (history=)",
+    "margin_min": "minutes added to every prediction (the study's +60 min was an analysis, not its scheduler)",
+    "overrun": "a job running past its prediction: replanned to its walltime, or corrected (simple +1 h, "
+               "power, tsafrir)",
+    "allow_overlap": "accept a history or model trained on simulated jobs or on jobs ending after the first "
+                     "simulated submission (refused otherwise: it looks ahead); for an oracle arm",
+    "aging_s": "a job that has waited this long goes before younger ones, FCFS among them (0: off, the "
+               "study's order)",
+    "quantile": "with a distribution learner (quantile-xgb, aft, aft-naive) or model: the level of each job's "
+                "run-time distribution the plan uses (0.5: the median; a point predictor's every level is its "
+                "point)",
+    "refit_s": "retrain learner= every this many simulated seconds on history= (if any) and the jobs "
+               "completed before the refit time (0: trained once, before the simulation; walltimes until "
+               "the first fit without history=)",
+    "refit_jobs": "retrain learner= after every this many completions, on history= (if any) and every job "
+                  "completed so far (0: off)",
+    "train_last": "each refit learns from the last N completed jobs only, with history= (if any) (0: every "
+                  "one): what the scheduler holds is then bounded by N, not by the trace"}
+OPTION_ACTS_ONLY = {
+    **{key: (("model",), lambda o: not o["model"], "without model= (the saved model is used as it is)")
+       for key in ("learner", "features", "seed")},
+    "allow_overlap": (("history", "model"), lambda o: bool(o["history"] or o["model"]), "with history= or model="),
+    "oracle": (("learner",), lambda o: o["learner"] == "exact", "with learner=exact"),
+    **{key: (("model", "learner"), lambda o: not o["model"] and o["learner"] not in ("user-last2", "walltime",
+                                                                                     "exact"),
+             "with a learner= that is trained (not a model= nor a baseline)") for key in ("refit_s", "refit_jobs")},
+    "train_last": (("refit_s", "refit_jobs"), lambda o: bool(o["refit_s"] or o["refit_jobs"]),
+                   "with refit_s= or refit_jobs="),
+}
+
+
+
+def compose_trained(scheduler: EasyBackfilling, options: TrainedOptions) -> TrainedEstimate:
+    """`scheduler` (EASY, its queue order aged by `aging_s`: `trained_queue_order`) given the
+    options, its trained estimate and its correction (`overrun`); returns the estimate."""
+    vars(scheduler).update(dataclasses.asdict(options))  # what options() reads back
+    predicts = type(scheduler).predict_runtimes_s is not QueueScheduler.predict_runtimes_s  # a test's oracle
+    estimate = TrainedEstimate(options, predicts=predicts)
+    # overrun=walltime: replanned to the walltime end once past the prediction (no correction)
+    scheduler.compose(estimate=estimate, correction=make_correction(
+        "none" if options.overrun == "walltime" else options.overrun))
+    return estimate
+
+
+def trained_queue_order(order: str, aging_s: float) -> Any:
+    from schedlab.schedulers.policies import aged, get_policy
+
+    if aging_s < 0:
+        raise ValueError(f"aging_s must be >= 0 seconds (0: no aging), got {aging_s}")
+    return aged(get_policy(order), aging_s) if aging_s else order
+
+
+@estimate_kind("trained")
+class TrainedEstimate(PredictedEstimate):
+    """A learner trained before the simulation (`history=`, cached) or loaded (`model=`), refitted
+    online (`refit_s`, `refit_jobs`), a baseline (`user-last2`, `walltime`), or the oracle's run
+    times (`exact`). `predicts`: the scheduler predicts itself (a subclass's `predict_runtimes_s`:
+    a test's oracle device), so no model is needed."""
+
+    def __init__(self, options: TrainedOptions, *, predicts: bool = False) -> None:
+        super().__init__(margin_min=options.margin_min, quantile=options.quantile)
+        refit_s, refit_jobs = options.refit_s, options.refit_jobs
         if refit_s < 0 or refit_jobs < 0 or (refit_s and refit_jobs):
             raise ValueError(f"give refit_s > 0 or refit_jobs > 0 (or neither), got {refit_s} and {refit_jobs}")
-        order = self.base_queue_order
-        # overrun=walltime: replanned to the walltime end once past the prediction (no correction)
-        super().__init__(queue_order=aged(get_policy(order), aging_s) if aging_s else order, margin_min=margin_min,
-                         correction="none" if overrun == "walltime" else overrun, quantile=quantile)
-        self.aging_s = float(aging_s)
-        self.model, self.history, self.features, self.learner, self.seed = model, history, features, learner, seed
-        self.overrun, self.allow_overlap = overrun, allow_overlap
+        self.model, self.history, self.features = options.model, options.history, options.features
+        self.learner, self.seed, self.allow_overlap = options.learner, options.seed, options.allow_overlap
         self.refit_s, self.refit_jobs = float(refit_s), int(refit_jobs)
-        self._set_window(train_last)
-        self.oracle = oracle
+        self.set_window(options.train_last)
+        self.oracle = options.oracle
         self._oracle_s: dict[str, float] | None = None
-        if learner == "exact" and (model or history or not oracle):
+        learner, model, history = self.learner, self.model, self.history
+        if learner == "exact" and (model or history or not self.oracle):
             raise ValueError("learner=exact plans with the run times of oracle=WORKLOAD (give it), without model= or "
                              "history=")
         self.online = learner == "user-last2"
@@ -133,8 +197,7 @@ class DIWS(PredictedEasy):
         self._learned_killed: list[bool] = []  # whether each learned job was killed at its walltime
         self._killed: set[str] = set()  # the ended jobs killed at their walltime
         self._history_data: tuple[Any, list[float], list[float], list[bool]] | None = None
-        self.refits = 0
-        if not (model or history or baseline or refits) and type(self).predict_runtimes_s is DIWS.predict_runtimes_s:
+        if not (model or history or baseline or refits or predicts):
             raise ValueError("give model=PATH (a saved predictor) or history=PATH (a workload to train on); "
                              "learner=user-last2 or walltime need neither")
 
@@ -184,7 +247,7 @@ class DIWS(PredictedEasy):
             self._predictor = empty_baseline(baseline, self.seed)
 
     def predict_runtimes_s(self, jobs: list[Job]) -> Any:
-        """The predictor's (PredictedEasy), or with learner=exact the oracle's run times."""
+        """The predictor's (PredictedEstimate), or with learner=exact the oracle's run times."""
         if self._oracle_s is None:
             return super().predict_runtimes_s(jobs)
         import numpy as np
@@ -194,16 +257,12 @@ class DIWS(PredictedEasy):
         return np.array([self._oracle_s[bare_id(job.id)] for job in jobs], dtype=float)
 
     # ------------------------------------------------------------------ online refits
-    def job_finished(self, running: Running, state: JobState, now: float) -> None:
-        super().job_finished(running, state, now)
+    def finished(self, running: Running, state: JobState, now: float) -> None:
+        super().finished(running, state, now)
         if self.refit_s or self.refit_jobs:  # a killed job's run time is its walltime: censored for `aft`
             self._ended.append((now, running.job, now - running.start_s))
             if state is JobState.COMPLETED_WALLTIME_REACHED:
                 self._killed.add(running.job.id)
-
-    def decide(self, now: float) -> list[Decision]:
-        self.refit_if_due(now)
-        return super().decide(now)
 
     def refit_if_due(self, now: float) -> None:
         """The refit a decision at `now` owes, before any submission of it is predicted (a second call
@@ -235,7 +294,7 @@ class DIWS(PredictedEasy):
         self._learned_killed += [job.id in self._killed for _, job, _ in self._ended[:count]]
         self._killed.difference_update(job.id for _, job, _ in self._ended[:count])
         del self._ended[:count]
-        self._keep_window(self._learned_rows, self._learned_runtimes_s, self._learned_killed)
+        self.keep_window(self._learned_rows, self._learned_runtimes_s, self._learned_killed)
         table, runtimes = rows_table(self._learned_rows, columns), list(self._learned_runtimes_s)
         killed = list(self._learned_killed)
         predictor = new_predictor(model=self.learner, features=self.features, seed=self.seed)
@@ -259,7 +318,7 @@ class DIWS(PredictedEasy):
         self._predictor.compile()
         self.refits += 1
         self.forget_predictions()
-        self.training_time_s += time.perf_counter() - began
+        self.scheduler.training_time_s += time.perf_counter() - began
 
     def _load_or_train(self):
         from schedlab.predictors.runtime import data_hash, load, save
@@ -282,3 +341,24 @@ class DIWS(PredictedEasy):
         cache.parent.mkdir(parents=True, exist_ok=True)
         save(predictor, cache, card)
         return predictor
+
+
+@register("diws")
+class DIWS(EasyBackfilling):
+    """DIWS: EASY backfilling with the queue in predicted-run-time order and predictions in the plan."""
+
+    option_choices = OPTION_CHOICES
+    option_help = OPTION_HELP
+    option_acts_only = OPTION_ACTS_ONLY
+    per_job_records: ClassVar[tuple[str, ...]] = ()
+    relative_cost: ClassVar[float] = 2.0  # diws, easy-pp, easy-predicted, easy-prob with user-last2: about 2x
+    bytes_per_resource: ClassVar[int] = 300  # diws, easy-pp: 235 bytes at 1,000,000 resources
+    #: the queue's order (easy-predicted keeps EASY's FCFS queue)
+    base_queue_order: ClassVar[str] = "spt"
+
+    @with_trained_options()
+    def __init__(self, **trained: Any) -> None:
+        options = TrainedOptions(**trained)
+        super().__init__(queue_order=trained_queue_order(self.base_queue_order, options.aging_s))
+        compose_trained(self, options)
+

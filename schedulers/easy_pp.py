@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from schedlab.model import Decision, Job, JobState
+from schedlab.model import Job, JobState
 from schedlab.schedulers.base import register
-from schedlab.schedulers.predicted import PredictedEasy
+from schedlab.schedulers.easy import EasyBackfilling
+from schedlab.schedulers.predicted import PredictedEstimate
 from schedlab.schedulers.queue import Running
+from schedlab.schedulers.strategies import estimate_kind, make_correction
 
 PREDICTORS = ("user-last2", "adaboost", "walltime", "default:SECONDS")
 FEATURES = "coare"  # adaboost's inputs: user, requested CPUs, memory and walltime
@@ -47,35 +49,13 @@ def _default_seconds(predictor: str) -> float | None:
     return seconds
 
 
-@register("easy-pp")
-class EasyPlusPlus(PredictedEasy):
-    """EASY with corrected run-time predictions in the plan (EASY++ and the COARE walltime study)."""
+@estimate_kind("easy-pp")
+class EasyPPEstimate(PredictedEstimate):
+    """EASY++'s and the COARE study's predictions: `user-last2`, `adaboost` (refitted online every
+    `refit_s`, or `model=` trained offline), `walltime`, `default:SECONDS`."""
 
-    option_choices = {"predictor": "user-last2 | adaboost | walltime | default:SECONDS", "model": "PATH.skops",
-                      "refit_s": "SECONDS > 0", "train_last": "0 | JOBS >= 2"}
-    option_help = {
-        "predictor": "what plans a job's run time: the mean of the user's last two (EASY++), AdaBoost.R2 refitted "
-                     "online, a fixed number of seconds, or the walltime",
-        "correction": "what an underestimated job's prediction becomes when it is reached: +1 h (simple), "
-                      "+15, 30, 60 ... min (power), EASY++'s ladder (tsafrir), the walltime, or none",
-        "backfill": "backfilling candidates in queue order (fcfs, as Slurm) or shortest predicted first "
-                    "(sjbf, EASY++)",
-        "model": "an AdaBoost model saved by `schedlab predictor train --model adaboost`, trained offline on "
-                 "an earlier part of the trace (empty: fitted online)",
-        "refit_s": "simulated seconds between two online AdaBoost refits on the jobs completed so far "
-                   "(604800, weekly: 7x fewer fits than daily, the same accuracy on COARE)",
-        "seed": "the random seed of AdaBoost's fits (predictor=adaboost)",
-        "train_last": "each AdaBoost refit learns from the last N completed jobs only (0: all of them, the study's "
-                      "rule; a window bounds a long trace's memory and each refit's time)"}
-    option_acts_only = {
-        "model": (("predictor",), lambda o: o["predictor"] == "adaboost", "with predictor=adaboost"),
-        **{key: (("predictor", "model"), lambda o: o["predictor"] == "adaboost" and not o["model"],
-                 "with predictor=adaboost fitted online (no model=)") for key in ("refit_s", "seed", "train_last")}}
-
-    def __init__(self, *, predictor: str = "user-last2",
-                 correction: Literal["none", "simple", "power", "tsafrir", "walltime"] = "simple",
-                 backfill: Literal["fcfs", "sjbf"] = "fcfs", model: str = "", refit_s: float = 86400.0,
-                 seed: int = 0, train_last: int = 0) -> None:
+    def __init__(self, *, predictor: str, model: str, refit_s: float, seed: int, train_last: int) -> None:
+        super().__init__()
         self._default_s = _default_seconds(predictor)
         if self._default_s is None and predictor not in ("user-last2", "adaboost", "walltime"):
             raise ValueError(f"predictor must be one of {', '.join(PREDICTORS)}, got {predictor!r}")
@@ -83,18 +63,15 @@ class EasyPlusPlus(PredictedEasy):
             raise ValueError("model=PATH is an offline-trained predictor: give it with predictor=adaboost")
         if not refit_s > 0:
             raise ValueError(f"refit_s must be > 0, got {refit_s}")
-        super().__init__(backfill_order="queue" if backfill == "fcfs" else "sjbf", correction=correction)
-        self._set_window(train_last)
-        self.predictor, self.backfill, self.model, self.refit_s, self.seed = predictor, backfill, model, refit_s, seed
+        self.set_window(train_last)
+        self.predictor, self.model, self.refit_s, self.seed = predictor, model, refit_s, seed
         self.online = predictor == "user-last2"
         # adaboost: the ended jobs' feature rows (each read once) and run times, once learned from
         self._learned_rows: list[list[Any]] = []
         self._learned_runtimes_s: list[float] = []
-        self.refits = 0
 
     def check_inputs(self, workload: Any) -> None:
         """A model whose card does not show training data ending before the workload: refused."""
-        super().check_inputs(workload)
         if self.model:
             from schedlab.predictors.training import refuse_look_ahead_model
 
@@ -123,17 +100,16 @@ class EasyPlusPlus(PredictedEasy):
         return super().predict_runtimes_s(jobs)
 
     # ------------------------------------------------------------------ learning
-    def job_finished(self, running: Running, state: JobState, now: float) -> None:
-        super().job_finished(running, state, now)
+    def finished(self, running: Running, state: JobState, now: float) -> None:
+        super().finished(running, state, now)
         if self.predictor == "adaboost" and not self.model:
             self._ended.append((now, running.job, now - running.start_s))
 
-    def decide(self, now: float) -> list[Decision]:
+    def refit_if_due(self, now: float) -> None:
         if self.predictor == "adaboost" and not self.model:
             at_s = self.due_refit_s(now, self.refit_s)
             if at_s is not None:
                 self._refit(at_s)
-        return super().decide(now)
 
     def _refit(self, at_s: float) -> None:
         """AdaBoost on the jobs completed before `at_s` (features known at their submission)."""
@@ -150,7 +126,7 @@ class EasyPlusPlus(PredictedEasy):
         self._learned_rows += [job_values(job, columns) for _, job, _ in self._ended[:count]]
         self._learned_runtimes_s += [runtime for _, _, runtime in self._ended[:count]]
         del self._ended[:count]
-        self._keep_window(self._learned_rows, self._learned_runtimes_s)
+        self.keep_window(self._learned_rows, self._learned_runtimes_s)
         if len(self._learned_runtimes_s) < 2:
             return
         table = rows_table(self._learned_rows, columns)
@@ -159,4 +135,43 @@ class EasyPlusPlus(PredictedEasy):
         self._predictor.compile()  # into plain lists for per-job predictions: part of the refit
         self.refits += 1
         self.forget_predictions()
-        self.training_time_s += time.perf_counter() - began
+        self.scheduler.training_time_s += time.perf_counter() - began
+
+
+@register("easy-pp")
+class EasyPlusPlus(EasyBackfilling):
+    """EASY with corrected run-time predictions in the plan (EASY++ and the COARE walltime study)."""
+
+    option_choices = {"predictor": "user-last2 | adaboost | walltime | default:SECONDS", "model": "PATH.skops",
+                      "refit_s": "SECONDS > 0", "train_last": "0 | JOBS >= 2"}
+    option_help = {
+        "predictor": "what plans a job's run time: the mean of the user's last two (EASY++), AdaBoost.R2 refitted "
+                     "online, a fixed number of seconds, or the walltime",
+        "correction": "what an underestimated job's prediction becomes when it is reached: +1 h (simple), "
+                      "+15, 30, 60 ... min (power), EASY++'s ladder (tsafrir), the walltime, or none",
+        "backfill": "backfilling candidates in queue order (fcfs, as Slurm) or shortest predicted first "
+                    "(sjbf, EASY++)",
+        "model": "an AdaBoost model saved by `schedlab predictor train --model adaboost`, trained offline on "
+                 "an earlier part of the trace (empty: fitted online)",
+        "refit_s": "simulated seconds between two online AdaBoost refits on the jobs completed so far "
+                   "(604800, weekly: 7x fewer fits than daily, the same accuracy on COARE)",
+        "seed": "the random seed of AdaBoost's fits (predictor=adaboost)",
+        "train_last": "each AdaBoost refit learns from the last N completed jobs only (0: all of them, the study's "
+                      "rule; a window bounds a long trace's memory and each refit's time)"}
+    option_acts_only = {
+        "model": (("predictor",), lambda o: o["predictor"] == "adaboost", "with predictor=adaboost"),
+        **{key: (("predictor", "model"), lambda o: o["predictor"] == "adaboost" and not o["model"],
+                 "with predictor=adaboost fitted online (no model=)") for key in ("refit_s", "seed", "train_last")}}
+
+    relative_cost: ClassVar[float] = 2.0
+    bytes_per_resource: ClassVar[int] = 300
+
+    def __init__(self, *, predictor: str = "user-last2",
+                 correction: Literal["none", "simple", "power", "tsafrir", "walltime"] = "simple",
+                 backfill: Literal["fcfs", "sjbf"] = "fcfs", model: str = "", refit_s: float = 86400.0,
+                 seed: int = 0, train_last: int = 0) -> None:
+        estimate = EasyPPEstimate(predictor=predictor, model=model, refit_s=refit_s, seed=seed, train_last=train_last)
+        super().__init__(backfill_order="queue" if backfill == "fcfs" else "sjbf")
+        self.compose(estimate=estimate, correction=make_correction(correction))
+        self.predictor, self.correction, self.backfill, self.model = predictor, correction, backfill, model
+        self.refit_s, self.seed, self.train_last = refit_s, seed, train_last

@@ -18,50 +18,70 @@ and with `learner=walltime` it is EASY itself.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 from schedlab.model import Decision, Job
 from schedlab.schedulers.base import register
-from schedlab.schedulers.diws import DIWS, Learner
+from schedlab.schedulers.diws import (
+    OPTION_ACTS_ONLY,
+    OPTION_CHOICES,
+    OPTION_HELP,
+    TrainedOptions,
+    compose_trained,
+    trained_queue_order,
+    with_trained_options,
+)
+from schedlab.schedulers.easy import EasyBackfilling
 
 
 @register("easy-predicted")
-class EasyPredicted(DIWS):
+class EasyPredicted(EasyBackfilling):
     """EASY (FCFS queue) whose plan uses a trained predictor's estimates: its point, or a chosen
     quantile of its distribution."""
 
-    base_queue_order = "fcfs"
+    option_choices = OPTION_CHOICES
+    option_help = OPTION_HELP
+    option_acts_only = OPTION_ACTS_ONLY
+    relative_cost: ClassVar[float] = 2.0
+    bytes_per_resource: ClassVar[int] = 300
+
+    @with_trained_options()
+    def __init__(self, **trained: Any) -> None:
+        options = TrainedOptions(**trained)
+        super().__init__(queue_order=trained_queue_order("fcfs", options.aging_s))
+        compose_trained(self, options)
 
 
 @register("easy-prob")
-class ProbabilisticBackfilling(EasyPredicted):
+class ProbabilisticBackfilling(EasyBackfilling):
     """EASY whose backfilling admits a job that ends before the head's shadow time with
     probability >= p (its p-quantile does), or uses only the extra resources."""
 
-    option_help = {"p": "the least probability, under the predictor's distribution, that a backfilled job ends "
+    option_choices = OPTION_CHOICES
+    option_help = {**OPTION_HELP,
+                   "p": "the least probability, under the predictor's distribution, that a backfilled job ends "
                         "before the head's shadow time, in (0, 1) (a point predictor: its point decides)"}
+    option_acts_only = OPTION_ACTS_ONLY
+    relative_cost: ClassVar[float] = 2.0
+    bytes_per_resource: ClassVar[int] = 300
 
-    def __init__(self, *, model: str = "", history: str = "", features: Literal["diws", "diws-aug"] = "diws",
-                 learner: Learner = "aft",
-                 seed: int = 0, margin_min: float = 0.0,
-                 overrun: Literal["walltime", "simple", "power", "tsafrir"] = "walltime",
-                 allow_overlap: bool = False, aging_s: float = 0.0, quantile: float = 0.5, refit_s: float = 0.0,
-                 refit_jobs: int = 0, oracle: str = "", train_last: int = 0, p: float = 0.9) -> None:
+    @with_trained_options(learner="aft")
+    def __init__(self, *, p: float = 0.9, **trained: Any) -> None:
         if not 0.0 < p < 1.0:
             raise ValueError(f"p must be in (0, 1), got {p}")
-        super().__init__(model=model, history=history, features=features, learner=learner, seed=seed,
-                         margin_min=margin_min, overrun=overrun, allow_overlap=allow_overlap, aging_s=aging_s,
-                         quantile=quantile, refit_s=refit_s, refit_jobs=refit_jobs, oracle=oracle,
-                         train_last=train_last)
+        options = TrainedOptions(**trained)
+        super().__init__(queue_order=trained_queue_order("fcfs", options.aging_s))
+        self._trained = compose_trained(self, options)
         self.p = float(p)
         self._backfill_s: dict[str, float] = {}  # each waiting job's p-quantile, as the plan takes it
 
     def decide(self, now: float) -> list[Decision]:
-        self.refit_if_due(now)  # the model that predicts this instant's submissions, for both levels
+        trained = self._trained
+        trained.refit_if_due(now)  # the model that predicts this instant's submissions, for both levels
         if self._arrivals:  # their p-quantiles, before the queue takes them (planned_duration_s reads them)
             jobs = [job for job, _ in self._arrivals]
-            for job, level_s in zip(jobs, self.quantiles_s(jobs, self.p).tolist(), strict=True):
-                self._backfill_s[job.id] = self.clipped_s(job, level_s)
+            for job, level_s in zip(jobs, trained.quantiles_s(jobs, self.p).tolist(), strict=True):
+                self._backfill_s[job.id] = trained.clipped_s(job, level_s)
         return super().decide(now)
 
     def planned_duration_s(self, job: Job, estimate_s: float) -> float:

@@ -7,7 +7,6 @@ import itertools
 import math
 from bisect import bisect_left, insort
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from procset import ProcSet
@@ -16,15 +15,8 @@ from schedlab.model import TIME_TOLERANCE_S, CallMeLater, Decision, Execute, Job
 from schedlab.resources import ResourceMask
 from schedlab.schedulers.base import Scheduler
 from schedlab.schedulers.policies import get_policy
+from schedlab.schedulers.strategies import Correction, Estimate, Running
 from schedlab.schedulers.wakeups import WakeupMargin
-
-
-@dataclass(slots=True)
-class Running:
-    job: Job
-    alloc: ProcSet
-    start_s: float
-    end_key: tuple[float, int, int]  # (estimated end, seq, res): its place in the sorted list of ends
 
 
 class Entry(NamedTuple):
@@ -78,6 +70,10 @@ class QueueScheduler(Scheduler):
     revision_lead_s: float = 0.0
     #: a rule's refusal of a job at submission (EASY's machines rule: no walltime), or None
     _admission: Callable[[Job], Reject | None] | None = None
+    #: the composed strategies (`compose`): None plans with walltimes and replans an overdue job to
+    #: its walltime end, QueueScheduler's own rules
+    _estimate: Estimate | None = None
+    _correction: Correction | None = None
     TIME_TOLERANCE_S = TIME_TOLERANCE_S  # a call computed as end - lead may come back a few ulps off
 
     option_help = {"queue_order": "the order waiting jobs are considered in: a named policy, a regression-obtained "
@@ -102,25 +98,117 @@ class QueueScheduler(Scheduler):
         self._call_times: list[tuple[float, float]] = []  # (time asked at, time for), a heap
         self.wakeup_margin = WakeupMargin()
 
+    # ------------------------------------------------------------------ composed strategies
+    def compose(self, *, estimate: Estimate | None = None, correction: Correction | None = None) -> None:
+        """Plan with `estimate` (schedulers/strategies.py: decided at each job's submission, learned
+        at each end) and revise underestimates with `correction`, in place of the walltime rules."""
+        if estimate is not None:
+            estimate.bind(self)
+            self._estimate = estimate
+            self._arrivals: list[tuple[Job, float]] = []  # submitted since the last decision
+        if correction is not None:
+            self._correction = correction
+            self.revision_lead_s = correction.revision_lead_s
+
+    @property
+    def estimate(self) -> Estimate | None:
+        """The composed Estimate (None: walltimes)."""
+        return self._estimate
+
+    # abilities of a scheduler planning with an estimate (schedlab.abilities asks for them); one
+    # without has none of them: AttributeError, as for any attribute it lacks
+    @property
+    def predictions_s(self) -> dict[str, float]:
+        """Each submitted job's planning estimate as predicted at submission (a copy)."""
+        return self._composed("predictions_s").predictions_s
+
+    @property
+    def recorded_levels(self) -> tuple[float, ...]:
+        """Levels whose quantiles a distribution's jobs get recorded at submission (a campaign sets
+        them, for reports of calibration)."""
+        return self._composed("recorded_levels").recorded_levels  # type: ignore[attr-defined]
+
+    @recorded_levels.setter
+    def recorded_levels(self, levels: tuple[float, ...]) -> None:
+        self._composed("recorded_levels").recorded_levels = levels  # type: ignore[attr-defined]
+
+    @property
+    def recorded_quantiles_s(self) -> dict[str, list[float]]:
+        """Each job's quantiles at `recorded_levels`, recorded at its submission."""
+        return self._composed("recorded_quantiles_s").recorded_quantiles_s  # type: ignore[attr-defined]
+
+    def _composed(self, ability: str) -> Estimate:
+        estimate = self._estimate
+        if estimate is None or not hasattr(estimate, ability):
+            raise AttributeError(f"{type(self).__name__!r} plans without predictions: no {ability!r}")
+        return estimate
+
+    def check_inputs(self, workload: Any) -> None:
+        super().check_inputs(workload)
+        if self._estimate is not None:
+            self._estimate.check_inputs(workload)
+
+    def prepare(self) -> None:
+        super().prepare()
+        if self._estimate is not None:
+            self._estimate.prepare()
+
+    def predict_runtimes_s(self, jobs: list[Job]) -> Any:
+        """The composed estimate's run times of jobs submitted at one instant (extension point)."""
+        assert self._estimate is not None  # asked only when one is composed
+        return self._estimate.predict_runtimes_s(jobs)
+
+    def corrections_of(self, job_id: str) -> int:
+        """How many times a running job's planned duration was corrected."""
+        return 0 if self._correction is None else self._correction.corrections_of(job_id)
+
+    def forget_job(self, job_id: str) -> None:
+        super().forget_job(job_id)
+        if self._estimate is not None:
+            self._estimate.forget_job(job_id)
+
+    def _estimate_arrivals(self) -> None:
+        """The jobs submitted since the last decision, estimated together (one model call per
+        distinct feature row) and queued in their submission order."""
+        estimate = self._estimate
+        assert estimate is not None
+        arrivals, self._arrivals = self._arrivals, []
+        jobs = [job for job, _ in arrivals]
+        estimate.arrived(jobs, self.predict_runtimes_s(jobs).tolist())
+        for job, submitted in arrivals:
+            self._accept(job, submitted)
+
     # ------------------------------------------------------------------ planning duration
     def estimate_s(self, job: Job) -> float:
-        """The planning duration a job gets at submission (here: its walltime; inf without one).
-        Predictors override it; the walltime stays the kill time."""
+        """The planning duration a job gets at submission: the composed estimate's, else its
+        walltime (inf without one). The walltime stays the kill time."""
+        if self._estimate is not None:
+            return self._estimate.estimate_s(job)
         return math.inf if job.walltime_s is None else job.walltime_s
 
     def planned_duration_s(self, job: Job, estimate_s: float) -> float:
         """The duration the plan gives `job` if it starts now with `estimate_s`."""
+        if self._correction is not None:
+            return self._correction.planned_duration_s(job, estimate_s)
         return estimate_s
 
     def overrun_end_s(self, running: Running, now: float) -> float:
         """Planned end of a job found running at or past its planned end (minus `revision_lead_s`):
-        its walltime end, the latest it can end (`overrun=walltime`); unknown (infinite) without a
-        walltime."""
+        the composed correction's, else its walltime end, the latest it can end (`overrun=walltime`);
+        unknown (infinite) without a walltime."""
         walltime = running.job.walltime_s
-        return running.start_s + walltime if walltime is not None else math.inf
+        latest_s = running.start_s + walltime if walltime is not None else math.inf
+        if self._correction is not None:
+            return self._correction.overrun_end_s(running, now, latest_s)
+        return latest_s
 
     def job_finished(self, running: Running, state: JobState, now: float) -> None:
-        """Called once per job of ours that ended, after its resources are released."""
+        """Called once per job of ours that ended, after its resources are released: the composed
+        strategies learn and forget it here (subclasses extending it call this)."""
+        if self._correction is not None:
+            self._correction.finished(running.job.id)
+        if self._estimate is not None:
+            self._estimate.finished(running, state, now)
 
     def waiting_estimate_s(self, job_id: str) -> float:
         """The planning duration a waiting job has now (its estimate, as revised)."""
@@ -212,6 +300,13 @@ class QueueScheduler(Scheduler):
         self.wakeup_margin.platform_s = platform.message_time_s
 
     def on_job_submitted(self, job: Job, now: float) -> None:
+        if self._estimate is not None:  # estimated together at the decision (`_estimate_arrivals`)
+            self._arrivals.append((job, now))
+            return
+        self._accept(job, now)
+
+    def _accept(self, job: Job, now: float) -> None:
+        """A submitted job rejected (too large, or refused by a rule) or queued with its estimate."""
         if job.res > self.nb_resources:
             self._pending.append(Reject(job.id, f"requests {job.res} resources, platform has "
                                                 f"{self.nb_resources}"))
@@ -267,6 +362,10 @@ class QueueScheduler(Scheduler):
 
     # ------------------------------------------------------------------ decisions
     def decide(self, now: float) -> list[Decision]:
+        if self._estimate is not None:
+            self._estimate.refit_if_due(now)  # the model that estimates this instant's submissions
+            if self._arrivals:
+                self._estimate_arrivals()
         margin = self.wakeup_margin
         observing = margin.platform_s is None  # a known message time needs no bound from replies
         if observing:
@@ -326,8 +425,12 @@ class QueueScheduler(Scheduler):
             alloc = self._resources.take_lowest(job.res)
         else:
             self._resources.take(alloc, job.res)
+        if estimate_s is None:
+            estimate_s = self.estimate_s(job)
+        if self._correction is not None:
+            estimate_s = self._correction.started(job, estimate_s)
         self._seq += 1
-        end_key = (now + (self.estimate_s(job) if estimate_s is None else estimate_s), self._seq, job.res)
+        end_key = (now + estimate_s, self._seq, job.res)
         insort(self._ends, end_key)
         running = self._running[job.id] = self._by_end[end_key] = Running(job, alloc, now, end_key)
         decisions.append(Execute(job.id, alloc))

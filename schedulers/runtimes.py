@@ -289,7 +289,7 @@ class RuntimeEstimates:
     @property
     def predictions_s(self) -> dict[str, float]:
         """Each accepted job's planning estimate as given at its submission (a copy): what a campaign
-        compares with the run times (`pred_*` columns), as for PredictedEasy."""
+        compares with the run times (`pred_*` columns), as for a composed PredictedEstimate."""
         return dict(self._submitted_s)
 
     def estimate_s(self, job: Job) -> float:

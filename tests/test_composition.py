@@ -8,10 +8,6 @@ import ast
 from schedlab.schedulers.base import Scheduler, all_schedulers
 from tests.helpers.data import REPO
 
-#: shipped schedulers still deeper than 3 levels below Scheduler (issue 58: the prediction family's
-#: machinery becomes an Estimate strategy): this list only shrinks
-KNOWN_DEEP = {"diws": 4, "easy-predicted": 5, "easy-prob": 6, "easy-pp": 4}
-
 
 def depth(cls: type) -> int:
     """Levels below Scheduler: the longest chain of Scheduler subclasses among its bases."""
@@ -22,7 +18,8 @@ def depth(cls: type) -> int:
 
 def test_no_shipped_scheduler_is_more_than_three_levels_below_scheduler():
     depths = {name: depth(cls) for name, cls in all_schedulers(plugins=False).items()}
-    assert {name: d for name, d in depths.items() if d > 3} == KNOWN_DEEP
+    assert {name: d for name, d in depths.items() if d > 3} == {}
+    assert depths["easy-prob"] == depths["diws"] == depths["easy-pp"] == 3  # EASY composing their strategies
 
 
 def test_the_depth_measure_counts_chains_not_mixins():

@@ -42,9 +42,9 @@ def test_invariants_hold_with_wrong_predictions(scale, overrun, scenario):
     engine.run()
     check_invariants(engine, nb_res)  # kills stay at the walltime, whatever the prediction
     for job in engine.workload.jobs:  # predictions clipped to [1 s, walltime]
-        if job.id in scheduler._predicted_s:
+        if job.id in scheduler.estimate.predicted_s:
             limit = job.walltime_s if job.walltime_s is not None else float("inf")
-            assert 1.0 <= scheduler._predicted_s[job.id] <= limit
+            assert 1.0 <= scheduler.estimate.predicted_s[job.id] <= limit
 
 
 def history_and_window(tmp_path):
@@ -116,11 +116,11 @@ def test_a_margin_adds_minutes_before_clipping_to_the_walltime():
     scheduler.runtimes = {f"w0!{name}": float(delay) for name, _, _, delay, _ in specs}
     engine = Engine(Platform.homogeneous(1), make_workload(specs), scheduler)
     engine.run()
-    assert scheduler._predicted_s == {"w0!a": 90.0, "w0!b": 90.0, "w0!c": 90.0}
+    assert scheduler.estimate.predicted_s == {"w0!a": 90.0, "w0!b": 90.0, "w0!c": 90.0}
     scheduler = Oracle(margin_min=2.0)
     scheduler.runtimes = {f"w0!{name}": float(delay) for name, _, _, delay, _ in specs}
     Engine(Platform.homogeneous(1), make_workload(specs), scheduler).run()
-    assert scheduler._predicted_s == {"w0!a": 100.0, "w0!b": 150.0, "w0!c": 150.0}  # a: its walltime
+    assert scheduler.estimate.predicted_s == {"w0!a": 100.0, "w0!b": 150.0, "w0!c": 150.0}  # a: its walltime
 
 
 def test_overrun_corrections_fire_60_s_before_the_limit():

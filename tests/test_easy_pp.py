@@ -144,7 +144,7 @@ def test_adaboost_refits_on_completed_jobs_only():
               ("late-long", 12000, 1, 600, 5000, {"user": "long", "requested_time_s": 5000})]
     engine = run(64, specs, {"predictor": "adaboost", "correction": "simple", "refit_s": "10000"})
     scheduler = engine.scheduler
-    assert scheduler.refits == 1 and 0 < scheduler.training_time_s < engine.scheduling_time_s
+    assert scheduler.estimate.refits == 1 and 0 < scheduler.training_time_s < engine.scheduling_time_s
     assert scheduler.predictions_s["w0!e3"] == 5000.0  # before the first fit: the walltime
     assert abs(scheduler.predictions_s["w0!late-short"] - 60) < 10
     assert abs(scheduler.predictions_s["w0!late-long"] - 600) < 60
@@ -160,8 +160,8 @@ def test_an_adaboost_refit_learns_what_ended_by_its_time_whenever_the_decision_c
     specs += [("edge", 9000, 1, 1000, 5000, {"user": "long", "requested_time_s": 5000}),
               ("mid", 9000, 1, 1500, 5000, {"user": "long", "requested_time_s": 5000})]
     scheduler = run(64, specs, {"predictor": "adaboost", "correction": "simple", "refit_s": "10000"}).scheduler
-    assert scheduler.refits == 1 and len(scheduler._learned_runtimes_s) == 60
-    assert [job.name for _, job, _ in scheduler._ended] == ["edge", "mid"]
+    assert scheduler.estimate.refits == 1 and len(scheduler.estimate._learned_runtimes_s) == 60
+    assert [job.name for _, job, _ in scheduler.estimate._ended] == ["edge", "mid"]
 
 
 @pytest.mark.parametrize(("option", "fragment"), [("predictor=oracle", "predictor must be one of"),

@@ -163,7 +163,8 @@ def decided_by(engine: Engine, t: float):
     starts = {k: (r.start_s, str(r.alloc)) for k, r in engine.records.items()
               if (r.start_s if r.start_s is not None else r.job.submit_time_s) <= t}
     early = {job.id for job in engine.workload.jobs if job.submit_time_s <= t}
-    predicted = {k: v for k, v in getattr(engine.scheduler, "_predicted_s", {}).items() if k in early}
+    estimate = getattr(engine.scheduler, "estimate", None)  # a prediction scheduler's composed estimate
+    predicted = {k: v for k, v in getattr(estimate, "predicted_s", {}).items() if k in early}
     return starts, predicted
 
 
@@ -188,7 +189,7 @@ def test_online_user_last2_learns_from_completions():
              ("c", 35, 2, 10, 1000, {"user": "x"})]
     engine = Engine(Platform.homogeneous(2), make_workload(specs), create_scheduler("diws", {"learner": "user-last2"}))
     engine.run()
-    predicted = engine.scheduler._predicted_s
+    predicted = engine.scheduler.estimate.predicted_s
     assert predicted["w0!a"] == 1000.0 and predicted["w0!c"] == 15.0 and predicted["w0!d"] == 1000.0
     # long (y) runs 30..530; d (1000 s) and c (15 s) wait; c goes first although submitted later
     assert engine.records["w0!c"].start_s == 530.0 and engine.records["w0!d"].start_s == 540.0

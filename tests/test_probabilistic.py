@@ -44,7 +44,7 @@ class Spread:
 
 def with_predictor(cls, predictor, **options):
     scheduler = cls(learner="walltime", **options)
-    scheduler._predictor = predictor  # what prepare() keeps (the learner's baseline is replaced)
+    scheduler.estimate._predictor = predictor  # what prepare() keeps (the learner's baseline is replaced)
     scheduler.prepare = lambda: None
     return scheduler
 
@@ -228,7 +228,7 @@ def test_refits_learn_from_completions_and_censor_the_killed(tmp_path):
     specs = [(f"j{i}", 30 * i, 16 if i % 2 else 1, 1000 if i % 2 else 10, 2000) for i in range(60)]
     scheduler = create_scheduler("easy-predicted", {"learner": "aft", "refit_jobs": 10})
     run(32, specs, scheduler)
-    assert scheduler.refits >= 3
+    assert scheduler.estimate.refits >= 3
     late = {job_id: s for job_id, s in scheduler.predictions_s.items() if int(job_id.split("!j")[1]) >= 40}
     wide = [s for job_id, s in late.items() if int(job_id.split("!j")[1]) % 2]
     narrow = [s for job_id, s in late.items() if not int(job_id.split("!j")[1]) % 2]

@@ -225,9 +225,9 @@ def test_online_refits_keep_their_window_only():
     workload = generate(nb_jobs=1500, nb_resources=64, seed=4)
     scheduler = create_scheduler("easy-predicted", {"learner": "dt", "refit_jobs": "100", "train_last": "250"})
     result = schedlab.simulate(64, workload, scheduler)
-    assert result.complete and scheduler.refits > 10
-    assert len(scheduler._learned_rows) == len(scheduler._learned_runtimes_s) == 250
-    assert len(scheduler._killed) < 100  # learned kills are not held either
+    assert result.complete and scheduler.estimate.refits > 10
+    assert len(scheduler.estimate._learned_rows) == len(scheduler.estimate._learned_runtimes_s) == 250
+    assert len(scheduler.estimate._killed) < 100  # learned kills are not held either
     with pytest.raises(InputError, match="train_last=100 has no effect"):
         create_scheduler("easy-predicted", {"learner": "dt", "train_last": "100"})
 
@@ -243,8 +243,9 @@ def test_easy_pp_adaboost_refits_keep_their_window_only():
     for window in ("0", "60", "100000"):
         scheduler = create_scheduler("easy-pp", {**options, "train_last": window})
         runs[window] = schedlab.simulate(64, workload, scheduler)
-        assert runs[window].complete and scheduler.refits > 5
-        assert len(scheduler._learned_rows) == len(scheduler._learned_runtimes_s) <= int(window) or window == "0"
+        assert runs[window].complete and scheduler.estimate.refits > 5
+        estimate = scheduler.estimate
+        assert len(estimate._learned_rows) == len(estimate._learned_runtimes_s) <= int(window) or window == "0"
     jobs = {window: [(r.start_s, r.finish_s) for r in run.engine.records.values()] for window, run in runs.items()}
     assert jobs["100000"] == jobs["0"] != jobs["60"]
     with pytest.raises(InputError, match="train_last=100 has no effect"):
