@@ -35,7 +35,7 @@ from schedlab.workloads.synthetic import generate
 
 NB_RES = 512
 #: What `schedlab simulate -s easy` imports before it reads anything (its lazy imports included)
-STARTUP_IMPORTS = ("import schedlab.cli, schedlab.engine.run, schedlab.engine, schedlab.outputs, schedlab.metrics, "
+STARTUP_IMPORTS = ("import schedlab.cli, schedlab.runs, schedlab.engine, schedlab.outputs, schedlab.metrics, "
                    "schedlab.platform, schedlab.workload, schedlab.schedulers.easy")
 
 
