@@ -57,9 +57,22 @@ class StudyKind:
     def read_record(self, results_dir: Path) -> dict[str, Any]:
         return json.loads((results_dir / self.record).read_text())
 
-    def report(self, results_dir: Path, out: Path) -> tuple[str, list[tuple[str, str, Any]], list[Path]]:
-        """(title, sections, plots) of the study's report; plots written into `out`."""
+    #: its report's figure: (file name, the section that shows it)
+    figure: ClassVar[tuple[str, str]]
+
+    def sections(self, results_dir: Path) -> list[tuple[str, str, Any]]:
+        """Its report's sections (title, text, table or None)."""
         raise NotImplementedError
+
+    def plot(self, results_dir: Path, path: Path) -> Path:
+        """Its report's figure, written to `path`."""
+        raise NotImplementedError
+
+    def report(self, results_dir: Path, out: Path) -> tuple[str, list[tuple[str, str, Any]], list[Path]]:
+        """(title, sections, plots) of the study's report; its figure written into `out`."""
+        plot = self.plot(results_dir, out / self.figure[0])
+        parts = [*self.sections(results_dir), (self.figure[1], "", plot)]
+        return f"{self.label.capitalize()}: {self.name_of(results_dir)}", parts, [plot]
 
     def paper_table(self, results_dir: Path, frames: dict[str, Any], locations: dict[str, str]) -> tuple[str, Any]:
         """(the study's name, its rows of the table of record: papers.reproductions.COLUMNS)."""

@@ -209,6 +209,9 @@ class HybridReliability(StudyKind):
     """`kind = "hybrid-reliability"`: the hybrid study's Tab. 3, reliability models beside the paper's r."""
 
     kind, label, record = "hybrid-reliability", "reliability study", "reliability.json"
+    figure = ("reliability.png", "Pearson r, ours vs paper")
+    plot = staticmethod(plot_reliability)
+    sections = staticmethod(sections)
 
     def load(self, path: str | Path) -> dict[str, Any]:
         return load_reliability_study(path)
@@ -220,11 +223,6 @@ class HybridReliability(StudyKind):
     def run(self, spec: dict[str, Any], out: Path, *, workers: int, say: Any, unit_done: Any) -> str:
         frame = run_reliability_study(spec, out, progress=say)
         return f"reliability study {spec['name']!r}: {len(frame)} models -> {out / 'results.parquet'}"
-
-    def report(self, results_dir: Path, out: Path) -> tuple[str, list[tuple[str, str, Any]], list[Path]]:
-        plot = plot_reliability(results_dir, out / "reliability.png")
-        parts = [*sections(results_dir), ("Pearson r, ours vs paper", "", plot)]
-        return f"Reliability study: {self.name_of(results_dir)}", parts, [plot]
 
     def paper_table(self, results_dir: Path, frames: dict[str, Any], locations: dict[str, str]) -> tuple[str, Any]:
         from schedlab.experiments.papers.causes import final_cause

@@ -454,6 +454,9 @@ class PolicyFactory(StudyKind):
     """`kind = "policy-factory"`: score tuples, fits, and the study's Tab. 2-6 beside ours."""
 
     kind, label, record = "policy-factory", "policy factory", "factory.json"
+    figure = ("factory.png", "Largest VIF and MAE, ours vs paper")
+    plot = staticmethod(plot_factory)
+    sections = staticmethod(sections)
     results_file = "factory.json"  # scores and fits: no results table
     record_sorted = False
     other_outputs = ("fitted.toml",)
@@ -477,11 +480,6 @@ class PolicyFactory(StudyKind):
 
     def name_of(self, results_dir: Path) -> str:
         return str(self.read_record(results_dir)["factory"]["name"])
-
-    def report(self, results_dir: Path, out: Path) -> tuple[str, list[tuple[str, str, Any]], list[Path]]:
-        plot = plot_factory(results_dir, out / "factory.png")
-        parts = [*sections(results_dir), ("Largest VIF and MAE, ours vs paper", "", plot)]
-        return f"Policy factory: {self.name_of(results_dir)}", parts, [plot]
 
     def paper_table(self, results_dir: Path, frames: dict[str, Any], locations: dict[str, str]) -> tuple[str, Any]:
         from schedlab.experiments.papers.reproductions import COLUMNS, display_path

@@ -382,6 +382,9 @@ class PredictorStudy(StudyKind):
     """`kind = "predictor-study"`: runtime models trained and scored on one trace, beside a paper's table."""
 
     kind, label, record = "predictor-study", "predictor study", "study.json"
+    figure = ("predictors.png", "Errors and fit, ours vs paper")
+    plot = staticmethod(plot_study)
+    sections = staticmethod(sections)
 
     def load(self, path: str | Path) -> dict[str, Any]:
         return load_study(path)
@@ -398,11 +401,6 @@ class PredictorStudy(StudyKind):
     def run(self, spec: dict[str, Any], out: Path, *, workers: int, say: Any, unit_done: Any) -> str:
         frame = run_study(spec, out, progress=say)
         return f"predictor study {spec['name']!r}: {len(frame)} models -> {out / 'results.parquet'}"
-
-    def report(self, results_dir: Path, out: Path) -> tuple[str, list[tuple[str, str, Any]], list[Path]]:
-        plot = plot_study(results_dir, out / "predictors.png")
-        parts = [*sections(results_dir), ("Errors and fit, ours vs paper", "", plot)]
-        return f"Predictor study: {self.name_of(results_dir)}", parts, [plot]
 
     def paper_table(self, results_dir: Path, frames: dict[str, Any], locations: dict[str, str]) -> tuple[str, Any]:
         """Published model errors; a statistic reads a model's rows (its defaults and every searched
