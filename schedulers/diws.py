@@ -143,11 +143,13 @@ OPTION_ACTS_ONLY = {
 }
 
 
-
 def compose_trained(scheduler: EasyBackfilling, options: TrainedOptions) -> TrainedEstimate:
     """`scheduler` (EASY, its queue order aged by `aging_s`: `trained_queue_order`) given the
     options, its trained estimate and its correction (`overrun`); returns the estimate."""
-    vars(scheduler).update(dataclasses.asdict(options))  # what options() reads back
+    vars(scheduler).update(dataclasses.asdict(options))  # what options() reads back, numbers as declared
+    vars(scheduler).update(aging_s=float(options.aging_s), margin_min=float(options.margin_min),
+                           quantile=float(options.quantile), refit_s=float(options.refit_s),
+                           refit_jobs=int(options.refit_jobs), train_last=int(options.train_last))
     predicts = type(scheduler).predict_runtimes_s is not QueueScheduler.predict_runtimes_s  # a test's oracle
     estimate = TrainedEstimate(options, predicts=predicts)
     # overrun=walltime: replanned to the walltime end once past the prediction (no correction)
