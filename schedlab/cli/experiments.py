@@ -159,7 +159,7 @@ def refuse_other_results(out: Path, name: str, identity: str, remedy: str = "--r
                          "runs with the same content are reused), or give another -o") -> None:
     """Exit 2 when `out` holds the results of another campaign or study (made-by.json's identity
     differs; for directories made before identities were recorded, another campaign name)."""
-    from schedlab.experiments.campaigns.kinds import results_files as finished_markers
+    from schedlab.experiments.campaigns.kinds import finished_markers
 
     if not any((out / marker).is_file() for marker in ("results.parquet", *finished_markers())):
         return
@@ -451,7 +451,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from schedlab.experiments.campaigns.report import check_gantt_run, make_report
 
     results = Path(args.results) / "results.parquet"
-    from schedlab.experiments.campaigns.kinds import results_files as finished_markers
+    from schedlab.experiments.campaigns.kinds import finished_markers
 
     if not results.is_file() and not any((Path(args.results) / name).is_file() for name in finished_markers()):
         raise InputError("no results.parquet here (run `schedlab experiment run` first)", path=args.results)

@@ -123,7 +123,7 @@ def record_files() -> tuple[str, ...]:
     return tuple(sorted(k.record for k in all_study_kinds().values()))
 
 
-def results_files() -> tuple[str, ...]:
+def finished_markers() -> tuple[str, ...]:
     """The files whose presence says a study of some kind has finished, sorted (a campaign's:
     results.parquet)."""
     return tuple(sorted({k.results_file for k in all_study_kinds().values()}))

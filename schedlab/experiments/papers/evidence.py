@@ -60,9 +60,9 @@ def evidence_files() -> tuple[str, ...]:
 
 def has_results(directory: Path) -> bool:
     """Whether a campaign or study finished here (or its evidence is here)."""
-    from schedlab.experiments.campaigns.kinds import results_files
+    from schedlab.experiments.campaigns.kinds import finished_markers
 
-    return any((directory / name).is_file() for name in ("results.parquet", "results.csv", *results_files()))
+    return any((directory / name).is_file() for name in ("results.parquet", "results.csv", *finished_markers()))
 
 
 def versions_of(frame: pd.DataFrame) -> dict[str, list[str]]:
