@@ -82,3 +82,20 @@ def streamed_columns(engine: object) -> Any:
 def message_timing(engine: object) -> str:
     """How its messages take time: `ideal` or `batsim`."""
     return str(getattr(engine, "timing", "ideal"))
+
+
+class FromEstimate:
+    """A scheduler attribute that is its composed estimate's (schedlab.schedulers.strategies): what a
+    prediction scheduler offers (`predictions_s`, `recorded_levels`, `recorded_quantiles_s`, asked
+    for above), declared on each such class."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, scheduler: object, owner: type | None = None) -> Any:
+        if scheduler is None:
+            return self
+        return getattr(getattr(scheduler, "estimate"), self.name)  # noqa: B009 (object declares none)
+
+    def __set__(self, scheduler: object, value: Any) -> None:
+        setattr(getattr(scheduler, "estimate"), self.name, value)  # noqa: B009

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from schedlab.errors import SchedulerFailure
+from schedlab.errors import InputError, SchedulerFailure
 from schedlab.model import Decision, Job, JobState, Platform
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy import EasyBackfilling
@@ -92,6 +92,7 @@ class AgentScheduler(EasyBackfilling):
         self._fresh: list[Job] = []  # submitted at this instant, predicted in one batch
         self.nb_actions = 0
         self.policy = policy
+        self._steered_s: float | None = None  # the last instant the environment began (`begin`)
         #: what chooses the actions inside `decide` (None: the environment, between pauses)
         self._choose: Callable[[np.ndarray, np.ndarray], int] | None = None
         self._policy_module = ""  # the module of the policy's code (its failures are its own)
@@ -266,6 +267,7 @@ class AgentScheduler(EasyBackfilling):
     def begin(self, now: float) -> None:
         """At each decision, before the agent acts: the reserved job starts once it fits (then the
         agent may be asked)."""
+        self._steered_s = now
         if self._reserved is None:
             return
         position, head = self._reserved_entry()
@@ -295,13 +297,18 @@ class AgentScheduler(EasyBackfilling):
 
     def options(self) -> dict[str, Any]:
         options = super().options()
-        if not isinstance(self.policy, str):  # a function: named, not re-creatable from text
+        if isinstance(self.policy, str) and not self.policy:  # steered by the environment: no policy to name
+            options.pop("policy", None)
+        elif not isinstance(self.policy, str):  # a function: named, not re-creatable from text
             options["policy"] = getattr(self.policy, "__qualname__", type(self.policy).__name__)
         return options
 
     def decide(self, now: float) -> list[Decision]:
         choose = self._choose
-        if choose is None:  # the environment chose between pauses
+        if choose is None:  # the environment chose between pauses; nothing else would
+            if self._steered_s != now:
+                raise InputError(f"no policy steers {type(self).__name__}: {self.required_options['policy']}, or "
+                                 "step it with schedlab.rl's environment")
             return super().decide(now)
         self.begin(now)
         while self.has_choice():

@@ -143,19 +143,22 @@ def _create(cls: type[Scheduler], name: str, options: Mapping[str, Any] | None) 
             kwargs[key] = _coerce(value, types[key]) if isinstance(value, str) else value
         except ValueError as exc:
             raise InputError(f"bad value for option {key!r} of scheduler {name!r}: {exc}") from None
-    for key, missing in cls.required_options.items():
-        if isinstance(kwargs.get(key, ""), str) and not kwargs.get(key):
-            raise InputError(f"bad options for scheduler {name!r}: {missing}")
     for key, (given, when) in inert_options_of(cls, kwargs).items():
         raise InputError(f"option {key}={kwargs[key]} has no effect with {given} (it acts only {when}); "
                          "drop one of them")
     try:
         with raised_by(cls, name, "__init__"):
-            return cls(**kwargs)
+            made = cls(**kwargs)
     except (ValueError, TypeError) as exc:
         raise InputError(f"bad options for scheduler {name!r}: {exc}") from None
     except InputError as exc:  # a file an option names (loaded at creation)
         raise option_named(exc, kwargs) from None
+    declared = keyword_options(cls)
+    for key, missing in cls.required_options.items():  # given, or a default other than ""
+        value = kwargs.get(key, declared[key].default if key in declared else "")
+        if isinstance(value, str) and not value:
+            raise InputError(f"bad options for scheduler {name!r}: {missing}")
+    return made
 
 
 @contextlib.contextmanager

@@ -42,6 +42,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
+from schedlab.abilities import FromEstimate
 from schedlab.model import Job, JobState
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy import EasyBackfilling
@@ -174,10 +175,10 @@ class TrainedEstimate(PredictedEstimate):
     a test's oracle device), so no model is needed."""
 
     def __init__(self, options: TrainedOptions, *, predicts: bool = False) -> None:
-        super().__init__(margin_min=options.margin_min, quantile=options.quantile)
         refit_s, refit_jobs = options.refit_s, options.refit_jobs
         if refit_s < 0 or refit_jobs < 0 or (refit_s and refit_jobs):
             raise ValueError(f"give refit_s > 0 or refit_jobs > 0 (or neither), got {refit_s} and {refit_jobs}")
+        super().__init__(margin_min=options.margin_min, quantile=options.quantile)
         self.model, self.history, self.features = options.model, options.history, options.features
         self.learner, self.seed, self.allow_overlap = options.learner, options.seed, options.allow_overlap
         self.refit_s, self.refit_jobs = float(refit_s), int(refit_jobs)
@@ -353,6 +354,10 @@ class DIWS(EasyBackfilling):
     option_help = OPTION_HELP
     option_acts_only = OPTION_ACTS_ONLY
     per_job_records: ClassVar[tuple[str, ...]] = ()
+    # what reports read of its estimate (schedlab.abilities)
+    predictions_s = FromEstimate()
+    recorded_levels = FromEstimate()
+    recorded_quantiles_s = FromEstimate()
     relative_cost: ClassVar[float] = 2.0  # diws, easy-pp, easy-predicted, easy-prob with user-last2: about 2x
     bytes_per_resource: ClassVar[int] = 300  # diws, easy-pp: 235 bytes at 1,000,000 resources
     #: the queue's order (easy-predicted keeps EASY's FCFS queue)

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from schedlab.abilities import FromEstimate
 from schedlab.model import Job, JobState
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy import EasyBackfilling
@@ -163,6 +164,10 @@ class EasyPlusPlus(EasyBackfilling):
         **{key: (("predictor", "model"), lambda o: o["predictor"] == "adaboost" and not o["model"],
                  "with predictor=adaboost fitted online (no model=)") for key in ("refit_s", "seed", "train_last")}}
 
+    # what reports read of its estimate (schedlab.abilities)
+    predictions_s = FromEstimate()
+    recorded_levels = FromEstimate()
+    recorded_quantiles_s = FromEstimate()
     relative_cost: ClassVar[float] = 2.0
     bytes_per_resource: ClassVar[int] = 300
 
@@ -174,4 +179,4 @@ class EasyPlusPlus(EasyBackfilling):
         super().__init__(backfill_order="queue" if backfill == "fcfs" else "sjbf")
         self.compose(estimate=estimate, correction=make_correction(correction))
         self.predictor, self.correction, self.backfill, self.model = predictor, correction, backfill, model
-        self.refit_s, self.seed, self.train_last = refit_s, seed, train_last
+        self.refit_s, self.seed, self.train_last = refit_s, seed, int(train_last)

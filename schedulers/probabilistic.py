@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from schedlab.abilities import FromEstimate
 from schedlab.model import Decision, Job
 from schedlab.schedulers.base import register
 from schedlab.schedulers.diws import (
@@ -42,6 +43,10 @@ class EasyPredicted(EasyBackfilling):
     option_choices = OPTION_CHOICES
     option_help = OPTION_HELP
     option_acts_only = OPTION_ACTS_ONLY
+    # what reports read of its estimate (schedlab.abilities)
+    predictions_s = FromEstimate()
+    recorded_levels = FromEstimate()
+    recorded_quantiles_s = FromEstimate()
     relative_cost: ClassVar[float] = 2.0
     bytes_per_resource: ClassVar[int] = 300
 
@@ -62,6 +67,10 @@ class ProbabilisticBackfilling(EasyBackfilling):
                    "p": "the least probability, under the predictor's distribution, that a backfilled job ends "
                         "before the head's shadow time, in (0, 1) (a point predictor: its point decides)"}
     option_acts_only = OPTION_ACTS_ONLY
+    # what reports read of its estimate (schedlab.abilities)
+    predictions_s = FromEstimate()
+    recorded_levels = FromEstimate()
+    recorded_quantiles_s = FromEstimate()
     relative_cost: ClassVar[float] = 2.0
     bytes_per_resource: ClassVar[int] = 300
 

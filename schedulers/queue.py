@@ -115,34 +115,6 @@ class QueueScheduler(Scheduler):
         """The composed Estimate (None: walltimes)."""
         return self._estimate
 
-    # abilities of a scheduler planning with an estimate (schedlab.abilities asks for them); one
-    # without has none of them: AttributeError, as for any attribute it lacks
-    @property
-    def predictions_s(self) -> dict[str, float]:
-        """Each submitted job's planning estimate as predicted at submission (a copy)."""
-        return self._composed("predictions_s").predictions_s
-
-    @property
-    def recorded_levels(self) -> tuple[float, ...]:
-        """Levels whose quantiles a distribution's jobs get recorded at submission (a campaign sets
-        them, for reports of calibration)."""
-        return self._composed("recorded_levels").recorded_levels  # type: ignore[attr-defined]
-
-    @recorded_levels.setter
-    def recorded_levels(self, levels: tuple[float, ...]) -> None:
-        self._composed("recorded_levels").recorded_levels = levels  # type: ignore[attr-defined]
-
-    @property
-    def recorded_quantiles_s(self) -> dict[str, list[float]]:
-        """Each job's quantiles at `recorded_levels`, recorded at its submission."""
-        return self._composed("recorded_quantiles_s").recorded_quantiles_s  # type: ignore[attr-defined]
-
-    def _composed(self, ability: str) -> Estimate:
-        estimate = self._estimate
-        if estimate is None or not hasattr(estimate, ability):
-            raise AttributeError(f"{type(self).__name__!r} plans without predictions: no {ability!r}")
-        return estimate
-
     def check_inputs(self, workload: Any) -> None:
         super().check_inputs(workload)
         if self._estimate is not None:
@@ -298,6 +270,8 @@ class QueueScheduler(Scheduler):
         super().on_simulation_begins(platform, now)
         self._resources = ResourceMask(platform.nb_resources)
         self.wakeup_margin.platform_s = platform.message_time_s
+        if self._estimate is not None:  # a host prepares it first; hooks driven without one too
+            self.prepare()
 
     def on_job_submitted(self, job: Job, now: float) -> None:
         if self._estimate is not None:  # estimated together at the decision (`_estimate_arrivals`)

@@ -153,7 +153,9 @@ class LimitCorrection(Correction):
         return self._start_limit(job, estimate_s).current_s
 
     def overrun_end_s(self, running: Running, now: float, latest_s: float) -> float:
-        limit = self._limits[running.job.id]
+        limit = self._limits.get(running.job.id)
+        if limit is None:  # started without a limit (not through the scheduler's _start)
+            return latest_s
         settle(self.kind, limit, now - running.start_s, running.job.walltime_s)
         end = running.start_s + limit.current_s
         if end - LEAD_S <= now + TOLERANCE_S:  # at a cap (7 days) below the walltime: no later limit
