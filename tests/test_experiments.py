@@ -430,6 +430,7 @@ def test_per_workload_seeds_and_validation_points_at_the_key(tmp_path, capsys):
         one_line_error(capsys, ["experiment", "plan", str(bad), "-o", str(tmp_path / "o")], fragment)
 
 
+@pytest.mark.slow  # the same stop by SIGTERM: test_signals, by default
 def test_ctrl_c_stops_a_campaign_and_its_workers(tmp_path):
     path = campaign_file(tmp_path, jobs=6000)
     out = tmp_path / "o"
