@@ -12,6 +12,7 @@ the message's `now`), `Closable`. `SchedulerDriver` delivers `Event`s through on
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from enum import IntEnum
@@ -101,9 +102,7 @@ def _hooks(scheduler: SchedulerHooks) -> dict[Event, Callable[[Any, float], None
     """One entry per event: how its payload reaches the scheduler's hook (bound once; a hook a
     duck-typed scheduler lacks fails when its event comes, as calling it would)."""
 
-    def hook(name: str) -> Callable[..., None]:
-        return abilities.hook(scheduler, name)
-
+    hook = functools.partial(abilities.hook, scheduler)
     completed, killed = hook("on_job_completed"), hook("on_jobs_killed")
     call, no_more, ends = hook("on_requested_call"), hook("on_no_more_jobs"), hook("on_simulation_ends")
     return {

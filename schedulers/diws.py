@@ -35,18 +35,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import math
-import typing
 from bisect import bisect_left
-from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
-from schedlab.abilities import FromEstimate
 from schedlab.model import Job, JobState
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy import EasyBackfilling
-from schedlab.schedulers.predicted import PredictedEstimate
+from schedlab.schedulers.interface import option_bundle
+from schedlab.schedulers.predicted import PredictedEstimate, predicting
 from schedlab.schedulers.queue import QueueScheduler, Running
 from schedlab.schedulers.strategies import estimate_kind, make_correction
 
@@ -77,28 +74,9 @@ class TrainedOptions:
     train_last: int = 0
 
 
-def with_trained_options(**defaults: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Decorates an `__init__(self, *, ..., **trained)`: its signature, which options, listings and
-    the command line read, shows TrainedOptions' fields (typed, with their defaults, or these
-    `defaults`) after its own, in place of `**trained`."""
-
-    def wrap(init: Callable[..., None]) -> Callable[..., None]:
-        signature = inspect.signature(init)
-        hints = typing.get_type_hints(TrainedOptions, globalns=globals())
-        own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-        bundle = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(f.name, f.default),
-                                    annotation=hints[f.name]) for f in dataclasses.fields(TrainedOptions)]
-
-        @functools.wraps(init)
-        def with_defaults(self: Any, **options: Any) -> None:
-            init(self, **{**defaults, **options})  # this class's defaults where the bundle's differ
-
-        with_defaults.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=[own[0], *bundle, *own[1:]])
-        with_defaults.__annotations__ = {**init.__annotations__, **{p.name: p.annotation for p in bundle}}
-        return with_defaults
-
-    return wrap
+#: decorates an `__init__(self, *, ..., **trained)`: TrainedOptions' fields in its signature, before
+#: its own options; `with_trained_options(learner="aft")` changes a default
+with_trained_options = functools.partial(option_bundle, TrainedOptions, before_own=True)
 
 
 OPTION_CHOICES = {"model": "PATH.skops", "history": "WORKLOAD.json", "aging_s": "SECONDS >= 0",
@@ -147,10 +125,11 @@ OPTION_ACTS_ONLY = {
 def compose_trained(scheduler: EasyBackfilling, options: TrainedOptions) -> TrainedEstimate:
     """`scheduler` (EASY, its queue order aged by `aging_s`: `trained_queue_order`) given the
     options, its trained estimate and its correction (`overrun`); returns the estimate."""
-    vars(scheduler).update(dataclasses.asdict(options))  # what options() reads back, numbers as declared
-    vars(scheduler).update(aging_s=float(options.aging_s), margin_min=float(options.margin_min),
-                           quantile=float(options.quantile), refit_s=float(options.refit_s),
-                           refit_jobs=int(options.refit_jobs), train_last=int(options.train_last))
+    # what options() reads back, numbers as declared
+    vars(scheduler).update({**dataclasses.asdict(options), "aging_s": float(options.aging_s),
+                            "margin_min": float(options.margin_min), "quantile": float(options.quantile),
+                            "refit_s": float(options.refit_s), "refit_jobs": int(options.refit_jobs),
+                            "train_last": int(options.train_last)})
     predicts = type(scheduler).predict_runtimes_s is not QueueScheduler.predict_runtimes_s  # a test's oracle
     estimate = TrainedEstimate(options, predicts=predicts)
     # overrun=walltime: replanned to the walltime end once past the prediction (no correction)
@@ -346,26 +325,24 @@ class TrainedEstimate(PredictedEstimate):
         return predictor
 
 
+@with_trained_options()
+def plan_with_trained(self: Any, **trained: Any) -> None:
+    """`__init__` of EASY planning with a trained learner, its queue in its class's `base_queue_order`
+    (diws, easy-predicted)."""
+    options = TrainedOptions(**trained)
+    EasyBackfilling.__init__(self, queue_order=trained_queue_order(self.base_queue_order, options.aging_s))
+    compose_trained(self, options)
+
+
 @register("diws")
+@predicting
 class DIWS(EasyBackfilling):
     """DIWS: EASY backfilling with the queue in predicted-run-time order and predictions in the plan."""
 
     option_choices = OPTION_CHOICES
     option_help = OPTION_HELP
     option_acts_only = OPTION_ACTS_ONLY
-    per_job_records: ClassVar[tuple[str, ...]] = ()
-    # what reports read of its estimate (schedlab.abilities)
-    predictions_s = FromEstimate()
-    recorded_levels = FromEstimate()
-    recorded_quantiles_s = FromEstimate()
-    relative_cost: ClassVar[float] = 2.0  # diws, easy-pp, easy-predicted, easy-prob with user-last2: about 2x
-    bytes_per_resource: ClassVar[int] = 300  # diws, easy-pp: 235 bytes at 1,000,000 resources
     #: the queue's order (easy-predicted keeps EASY's FCFS queue)
     base_queue_order: ClassVar[str] = "spt"
-
-    @with_trained_options()
-    def __init__(self, **trained: Any) -> None:
-        options = TrainedOptions(**trained)
-        super().__init__(queue_order=trained_queue_order(self.base_queue_order, options.aging_s))
-        compose_trained(self, options)
+    __init__ = plan_with_trained
 

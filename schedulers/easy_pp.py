@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 
-from schedlab.abilities import FromEstimate
 from schedlab.model import Job, JobState
 from schedlab.schedulers.base import register
 from schedlab.schedulers.easy import EasyBackfilling
-from schedlab.schedulers.predicted import PredictedEstimate
+from schedlab.schedulers.predicted import PredictedEstimate, predicting
 from schedlab.schedulers.queue import Running
 from schedlab.schedulers.strategies import estimate_kind, make_correction
 
@@ -140,6 +139,7 @@ class EasyPPEstimate(PredictedEstimate):
 
 
 @register("easy-pp")
+@predicting
 class EasyPlusPlus(EasyBackfilling):
     """EASY with corrected run-time predictions in the plan (EASY++ and the COARE walltime study)."""
 
@@ -164,12 +164,6 @@ class EasyPlusPlus(EasyBackfilling):
         **{key: (("predictor", "model"), lambda o: o["predictor"] == "adaboost" and not o["model"],
                  "with predictor=adaboost fitted online (no model=)") for key in ("refit_s", "seed", "train_last")}}
 
-    # what reports read of its estimate (schedlab.abilities)
-    predictions_s = FromEstimate()
-    recorded_levels = FromEstimate()
-    recorded_quantiles_s = FromEstimate()
-    relative_cost: ClassVar[float] = 2.0
-    bytes_per_resource: ClassVar[int] = 300
 
     def __init__(self, *, predictor: str = "user-last2",
                  correction: Literal["none", "simple", "power", "tsafrir", "walltime"] = "simple",

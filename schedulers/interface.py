@@ -8,6 +8,8 @@ this module (`base.py`, `plugins.py`); it imports neither.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -125,6 +127,35 @@ class Scheduler:
         """Extension point: what a user must be told after the run (one line each, on stderr), e.g.
         that a hybrid planned no job and so ran EASY's schedule."""
         return []
+
+
+def option_bundle(bundle: type, *, before_own: bool = False,
+                  **defaults: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Decorates an `__init__(self, *, ..., **bundled)` whose `**bundled` are the fields of the
+    dataclass `bundle` (options several schedulers share, kept once): its signature, which options,
+    listings and the command line read, shows the fields (typed, with their defaults, or these
+    `defaults`, which the call also gets) in place of `**bundled`, after the `__init__`'s own
+    options (before them with `before_own`)."""
+
+    def wrap(init: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(init)
+        hints = typing.get_type_hints(bundle)
+        own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        fields = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(f.name, f.default),
+                                    annotation=hints[f.name]) for f in dataclasses.fields(bundle)]
+        made = init
+        if defaults:  # this class's defaults where the bundle's differ
+
+            @functools.wraps(init)
+            def made(self: Any, **options: Any) -> None:
+                init(self, **{**defaults, **options})
+
+        made.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[own[0], *fields, *own[1:]] if before_own else [*own, *fields])
+        made.__annotations__ = {**init.__annotations__, **{p.name: p.annotation for p in fields}}
+        return made
+
+    return wrap
 
 
 def keyword_options(cls: Any) -> dict[str, inspect.Parameter]:

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from schedlab.abilities import FromEstimate
 from schedlab.model import Job, JobState
 from schedlab.schedulers.queue import QueueScheduler, Running
 from schedlab.schedulers.strategies import Estimate, estimate_kind
@@ -152,3 +153,16 @@ def _memoised(memo: dict[tuple[Any, ...], float], keys: list[tuple[Any, ...]], p
     if unseen:
         memo.update(zip(unseen, predict(unseen).tolist(), strict=True))
     return np.array([memo[key] for key in keys], dtype=float)
+
+
+def predicting(cls: type[QueueScheduler]) -> type[QueueScheduler]:
+    """Class decorator of a scheduler that composes a PredictedEstimate (diws, easy-predicted,
+    easy-prob, easy-pp): what reports read of its estimate (`predictions_s`, `recorded_levels`,
+    `recorded_quantiles_s`: schedlab.abilities) and what it costs."""
+    for name in ("predictions_s", "recorded_levels", "recorded_quantiles_s"):
+        ability = FromEstimate()
+        ability.__set_name__(cls, name)
+        setattr(cls, name, ability)
+    cls.relative_cost = 2.0  # diws, easy-pp, easy-predicted, easy-prob with user-last2: about 2x
+    cls.bytes_per_resource = 300  # diws, easy-pp: 235 bytes at 1,000,000 resources
+    return cls

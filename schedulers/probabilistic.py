@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from schedlab.abilities import FromEstimate
 from schedlab.model import Decision, Job
 from schedlab.schedulers.base import register
 from schedlab.schedulers.diws import (
@@ -29,13 +28,16 @@ from schedlab.schedulers.diws import (
     OPTION_HELP,
     TrainedOptions,
     compose_trained,
+    plan_with_trained,
     trained_queue_order,
     with_trained_options,
 )
 from schedlab.schedulers.easy import EasyBackfilling
+from schedlab.schedulers.predicted import predicting
 
 
 @register("easy-predicted")
+@predicting
 class EasyPredicted(EasyBackfilling):
     """EASY (FCFS queue) whose plan uses a trained predictor's estimates: its point, or a chosen
     quantile of its distribution."""
@@ -43,21 +45,12 @@ class EasyPredicted(EasyBackfilling):
     option_choices = OPTION_CHOICES
     option_help = OPTION_HELP
     option_acts_only = OPTION_ACTS_ONLY
-    # what reports read of its estimate (schedlab.abilities)
-    predictions_s = FromEstimate()
-    recorded_levels = FromEstimate()
-    recorded_quantiles_s = FromEstimate()
-    relative_cost: ClassVar[float] = 2.0
-    bytes_per_resource: ClassVar[int] = 300
-
-    @with_trained_options()
-    def __init__(self, **trained: Any) -> None:
-        options = TrainedOptions(**trained)
-        super().__init__(queue_order=trained_queue_order("fcfs", options.aging_s))
-        compose_trained(self, options)
+    base_queue_order: ClassVar[str] = "fcfs"
+    __init__ = plan_with_trained
 
 
 @register("easy-prob")
+@predicting
 class ProbabilisticBackfilling(EasyBackfilling):
     """EASY whose backfilling admits a job that ends before the head's shadow time with
     probability >= p (its p-quantile does), or uses only the extra resources."""
@@ -67,12 +60,6 @@ class ProbabilisticBackfilling(EasyBackfilling):
                    "p": "the least probability, under the predictor's distribution, that a backfilled job ends "
                         "before the head's shadow time, in (0, 1) (a point predictor: its point decides)"}
     option_acts_only = OPTION_ACTS_ONLY
-    # what reports read of its estimate (schedlab.abilities)
-    predictions_s = FromEstimate()
-    recorded_levels = FromEstimate()
-    recorded_quantiles_s = FromEstimate()
-    relative_cost: ClassVar[float] = 2.0
-    bytes_per_resource: ClassVar[int] = 300
 
     @with_trained_options(learner="aft")
     def __init__(self, *, p: float = 0.9, **trained: Any) -> None:

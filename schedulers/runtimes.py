@@ -23,16 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import inspect
 import math
-import typing
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
 from schedlab.model import Job, JobState
 from schedlab.predictors.features import user_and_limit
+from schedlab.schedulers.interface import option_bundle
 from schedlab.schedulers.queue import Running
 
 RUNTIME_CHOICES = "predicted | exact | perturbed:A | requested"
@@ -117,18 +115,8 @@ class RuntimeOptions:
     predictor: str = "online-nag"
 
 
-def with_runtime_options(init: Callable[..., None]) -> Callable[..., None]:
-    """Decorates an `__init__(self, *, ..., **runtime)`: its signature, which options, listings and
-    the command line read, shows RuntimeOptions' fields (typed, with their defaults) in place of
-    `**runtime`."""
-    signature = inspect.signature(init)
-    hints = typing.get_type_hints(RuntimeOptions)
-    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    bundle = [inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=field.default,
-                                annotation=hints[field.name]) for field in dataclasses.fields(RuntimeOptions)]
-    init.__signature__ = signature.replace(parameters=own + bundle)  # type: ignore[attr-defined]
-    init.__annotations__ = {**init.__annotations__, **{p.name: p.annotation for p in bundle}}
-    return init
+#: decorates an `__init__(self, *, ..., **runtime)`: RuntimeOptions' fields in its signature
+with_runtime_options = option_bundle(RuntimeOptions)
 
 
 class RuntimeEstimates:

@@ -124,7 +124,8 @@ def time_budget_s(workload: Workload) -> float:
 
 
 class _Stopped(BaseException):
-    """A budget spent under `--timing batsim`, whose engine has no step(): raised from the decide wrapper."""
+    """A budget spent under `--timing batsim`, whose engine has no step(): raised by the driver's
+    observer before a decide (`_guard_timed`)."""
 
 
 def _timed_engine(workload: Workload, nb_res: int, scheduler: SchedulerHooks, master_message_s: float) -> Any:
@@ -214,14 +215,11 @@ def run_once(factory: Factory, label: str, workload: Workload, nb_res: int, budg
     idle = [0]
     limit_s = time_budget_s(workload)
     timed = slow_master_s is not None
-    engine: Any
+    engine: Any = (Engine(Platform.homogeneous(nb_res), workload, scheduler) if slow_master_s is None
+                   else _timed_engine(workload, nb_res, scheduler, slow_master_s))
+    result.log = _record_decisions(engine.driver, idle)  # recorded before the wake-up check reads them
     if slow_master_s is not None:
-        engine = _timed_engine(workload, nb_res, scheduler, slow_master_s)
-        result.log = _record_decisions(engine.driver, idle)
         _guard_timed(engine.driver, idle, limit_s, budgets, slow_master_s)
-    else:
-        engine = Engine(Platform.homogeneous(nb_res), workload, scheduler)
-        result.log = _record_decisions(engine.driver, idle)
     if keep_engine is not None:
         keep_engine.append(engine)
     stop = None
